@@ -1,0 +1,56 @@
+# gpufleet.baremetal — developer entry points. `make help` lists them.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+ROOT := $(abspath .)
+export PATH := $(ROOT)/$(VENV)/bin:$(PATH)
+export ANSIBLE_COLLECTIONS_PATH := $(ROOT)/build/collections
+export ANSIBLE_CONFIG := $(ROOT)/ansible.cfg
+COLLECTION_LINK := build/collections/ansible_collections/gpufleet/baremetal
+
+.DEFAULT_GOAL := help
+.PHONY: help host venv collection demo test test-unit base-image build-collection clean
+
+# The README's main command. Each area's mk file may set DEMO_TARGET; the lab's wins.
+DEMO_TARGET ?= demo-redfish
+
+help: ## list targets
+	@grep -hE '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | sort | awk -F':.*## ' '{printf "  %-22s %s\n", $$1, $$2}'
+
+host: ## install host packages (apt) and start dockerd; needs root or sudo
+	scripts/bootstrap-host.sh
+
+demo: ## run the main job on the lab
+	$(MAKE) host venv collection
+	$(MAKE) $(DEMO_TARGET)
+
+venv: $(VENV)/.installed ## create the controller venv from requirements.txt
+$(VENV)/.installed: requirements.txt cli/pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -r requirements.txt -e cli/
+	touch $@
+
+collection: $(COLLECTION_LINK) ## expose this checkout as the gpufleet.baremetal collection
+$(COLLECTION_LINK):
+	mkdir -p $(dir $@)
+	ln -sfn ../../../.. $@
+
+base-image: ## build the debootstrap base image gpufleet/debian-base:bookworm (no registry needed)
+	lab/images/base/build.sh
+
+test: venv collection ## run every test (unit, sanity, lint, molecule, image, lab integration)
+	$(PY) -m pytest tests $(PYTEST_ARGS)
+
+test-unit: venv collection ## run the unit tests only (seconds)
+	$(PY) -m pytest tests/unit $(PYTEST_ARGS)
+
+build-collection: venv ## build the collection tarball into build/
+	mkdir -p build/dist
+	$(VENV)/bin/ansible-galaxy collection build --force --output-path build/dist .
+
+clean: ## remove build outputs (keeps the venv)
+	rm -rf build .pytest_cache
+
+# Each area adds its own targets in mk/<area>.mk.
+-include mk/*.mk

@@ -1,0 +1,1 @@
+"""Controller command line for the gpufleet.baremetal collection."""

@@ -1,0 +1,1 @@
+"""One module per ``gpufleet`` subcommand (see gpufleet.main)."""

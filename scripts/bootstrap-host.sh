@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Install the host packages this project needs on Debian 12 and make sure dockerd runs.
+# Used by .ci/run and by `make demo`; safe to re-run. Needs root (or sudo).
+set -euo pipefail
+SUDO=""
+[[ $(id -u) -eq 0 ]] || SUDO="sudo"
+PACKAGES=(
+  python3 python3-venv python3-pip make git openssl curl
+  docker.io debootstrap packer
+  fio iperf3 rdma-core perftest swtpm tpm2-tools minisign
+)
+missing=()
+for p in "${PACKAGES[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p"); done
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+if ! docker info >/dev/null 2>&1; then
+  echo "starting dockerd"
+  $SUDO sh -c 'nohup dockerd >/var/log/gpufleet-dockerd.log 2>&1 &'
+  for _ in $(seq 1 60); do docker info >/dev/null 2>&1 && break; sleep 1; done
+  docker info >/dev/null 2>&1 || { echo "dockerd did not start; see /var/log/gpufleet-dockerd.log" >&2; exit 1; }
+fi
+echo "host ready: docker $(docker version --format '{{.Server.Version}}'), packer $(packer version | head -1)"
