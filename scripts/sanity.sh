@@ -14,4 +14,8 @@ cd "$DEST"
 # ansible-test wants a git tree or explicit targets; init one so it knows the file list.
 git init -q && git add -A && git -c user.email=ci@gpufleet -c user.name=ci commit -qm sanity
 export PATH="$VENV/bin:$PATH"
+# ansible-test fetches its pip bootstrap from a host CI cannot reach; serve our stand-in.
+pipver=$("$VENV/bin/python" -c 'from ansible_test._internal.python_requirements import PIP_VERSION as v; print(v)' 2>/dev/null || echo 24.2)
+cache=~/.ansible/test/cache/get_pip_${pipver//./_}.py
+mkdir -p "$(dirname "$cache")" && cp "$ROOT/scripts/ansible_test_get_pip.py" "$cache"
 exec ansible-test sanity --python 3.11 --color no --requirements "$@"
