@@ -1,0 +1,128 @@
+"""Lab-only hardware model: loads the per-node JSON model the shims print from.
+
+SIMULATION ONLY. Nothing in a production path imports this. Stdlib only: the shims run
+with nothing but python3 inside a Debian 12 lab node container.
+"""
+import json
+import os
+
+DEFAULT_MODEL = "/etc/gpufleet-lab/hwmodel.json"
+DEFAULT_FLEET_DIR = "/etc/gpufleet-lab/fleet"
+
+DEFAULTS = {
+    "node": "lab-node",
+    "gpus": {
+        "count": 8,
+        "model": "NVIDIA H100 80GB HBM3",
+        "memory_mib": 81559,
+        "driver_version": "550.54.15",
+        "cuda_version": "12.4",
+        "uuid_prefix": "GPU-5a1ab0",
+    },
+    "nvlink": {"links": 18, "link_gbps": 26.562, "d2d_gbps": 371.2, "h2d_gbps": 55.3, "d2h_gbps": 55.6},
+    "nccl": {"single_node_busbw_gbps": 480.3, "multi_node_busbw_gbps": 370.5, "latency_us": 35.0},
+    "hcas": [{"name": "mlx5_%d" % i, "rate_gbps": 400, "bw_gbps": 392.9} for i in range(8)],
+    "burn": {"gflops": 51200},
+    "faults": [],
+}
+
+FAULT_TYPES = ("missing_gpu", "faulty_gpu", "xid", "degraded_nvlink", "slow_hca", "ecc")
+
+
+class ModelError(Exception):
+    """The hardware model file is missing or invalid."""
+
+
+def _merge(base, override):
+    out = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            out[key] = _merge(base[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def load_model(path=None):
+    """Load the node's model: ``GPUFLEET_HWSIM_MODEL`` or the default path, merged over DEFAULTS."""
+    path = path or os.environ.get("GPUFLEET_HWSIM_MODEL") or DEFAULT_MODEL
+    try:
+        with open(path) as handle:
+            raw = json.load(handle)
+    except (OSError, ValueError) as exc:
+        raise ModelError("hwsim: cannot read hardware model %s: %s" % (path, exc))
+    model = _merge(DEFAULTS, raw)
+    for fault in model["faults"]:
+        if fault.get("type") not in FAULT_TYPES:
+            raise ModelError("hwsim: unknown fault %r in %s; known: %s" % (fault, path, ", ".join(FAULT_TYPES)))
+    return Model(model)
+
+
+def load_peer(name):
+    """Load a peer node's model from the fleet directory (the lab mounts every node's model there)."""
+    fleet = os.environ.get("GPUFLEET_HWSIM_FLEET_DIR", DEFAULT_FLEET_DIR)
+    return load_model(os.path.join(fleet, name + ".json"))
+
+
+class Model(object):
+    """Read access to a node model with the faults applied."""
+
+    def __init__(self, data):
+        self.data = data
+        self.gpus = data["gpus"]
+
+    def faults(self, kind):
+        return [f for f in self.data["faults"] if f.get("type") == kind]
+
+    @property
+    def node(self):
+        return self.data["node"]
+
+    def gpu_indexes(self):
+        """Indexes of the GPUs the driver sees: a missing GPU is not enumerated at all."""
+        missing = set(f.get("gpu") for f in self.faults("missing_gpu"))
+        return [i for i in range(int(self.gpus["count"])) if i not in missing]
+
+    def bus_id(self, index):
+        return "00000000:%02X:00.0" % (0x18 + 0x10 * index)
+
+    def uuid(self, index):
+        return "%s-%04x-%04x-%04x-%012x" % (self.gpus["uuid_prefix"], index, 0x11 * index, 0xbeef, 0x5eed0000 + index)
+
+    def nvlink_factor(self, index):
+        """Bandwidth factor of a GPU's NVLinks (1.0 = healthy)."""
+        factor = 1.0
+        for fault in self.faults("degraded_nvlink"):
+            if fault.get("gpu") == index:
+                factor = min(factor, float(fault.get("factor", 0.5)))
+        return factor
+
+    def worst_nvlink_factor(self):
+        return min([self.nvlink_factor(i) for i in self.gpu_indexes()] or [1.0])
+
+    def is_faulty(self, index):
+        return any(f.get("gpu") == index for f in self.faults("faulty_gpu"))
+
+    def ecc(self, index):
+        counts = {"corrected": 0, "uncorrected": 0}
+        for fault in self.faults("ecc"):
+            if fault.get("gpu") == index:
+                counts["corrected"] += int(fault.get("corrected", 0))
+                counts["uncorrected"] += int(fault.get("uncorrected", 0))
+        return counts
+
+    def hcas(self):
+        """HCAs with their measured bandwidth (a slow_hca fault overrides it)."""
+        slow = dict((f.get("hca"), float(f.get("bw_gbps", 50.0))) for f in self.faults("slow_hca"))
+        out = []
+        for hca in self.data["hcas"]:
+            item = dict(hca)
+            if hca["name"] in slow:
+                item["bw_gbps"] = slow[hca["name"]]
+            out.append(item)
+        return out
+
+    def hca_factor(self):
+        """Worst HCA bandwidth relative to its healthy value (1.0 = healthy)."""
+        healthy = dict((h["name"], float(h["bw_gbps"])) for h in self.data["hcas"])
+        return min([h["bw_gbps"] / healthy[h["name"]] for h in self.hcas()] or [1.0])
