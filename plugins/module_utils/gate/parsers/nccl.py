@@ -1,0 +1,165 @@
+# -*- coding: utf-8 -*-
+# Private to the gpufleet.baremetal collection; not a public API.
+"""Parse nccl-tests output (``all_reduce_perf`` and the other ``*_perf`` binaries).
+
+Two table formats exist. Legacy (before nccl-tests 2.10): no ``root`` column and an
+``error`` column per placement (``N/A`` with ``-c 0``, else the max error). Current: a
+``root`` column and ``#wrong`` (count of wrong elements), often after a
+``# nccl-tests version`` header. The footer gives out-of-bounds values and the average
+bus bandwidth; the average mixes every message size, so checks read the row at the
+profile's message size instead. A build without MPI launched under ``mpirun`` prints
+one single-rank run per process with a busbw of 0: the parser reports that (``runs``,
+``nranks``) and the judgement rejects it.
+"""
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import dataclasses
+import re
+
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.errors import ParseError
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers._common import (
+    numbered_lines, require_text, to_float, to_int)
+
+__all__ = ["NcclRow", "NcclResult", "parse_nccl"]
+
+TOOL = "nccl-tests"
+_VERSION = re.compile(r"^#\s*nccl-tests version\s+(\S+)")
+_RANK = re.compile(r"^#\s+Rank\s+\d+\s")
+_OOB = re.compile(r"^#\s*Out of bounds values\s*:\s*(\d+)\s+(\S+)")
+_AVG = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(\S+)")
+_FAILURE = re.compile(r"(NCCL failure|CUDA failure|Test failure|Segmentation fault)")
+_DATA = re.compile(r"^\s*\d+\s+\d+\s+\S+")
+
+
+@dataclasses.dataclass(frozen=True)
+class NcclRow:
+    """One message size. ``*_wrong`` is the #wrong count (current) or max error (legacy); None for N/A."""
+
+    size: int
+    count: int
+    dtype: str
+    redop: str
+    root: object
+    oop_time_us: float
+    oop_algbw: float
+    oop_busbw: float
+    oop_wrong: object
+    ip_time_us: float
+    ip_algbw: float
+    ip_busbw: float
+    ip_wrong: object
+
+
+@dataclasses.dataclass(frozen=True)
+class NcclResult:
+    table_format: str
+    version: object
+    nranks: int
+    runs: int
+    rows: tuple
+    out_of_bounds: int
+    out_of_bounds_ok: bool
+    avg_busbw: float
+
+    def row(self, size):
+        """The row for ``size`` bytes, or ParseError saying which sizes were measured."""
+        for row in self.rows:
+            if row.size == size:
+                return row
+        raise ParseError(TOOL, "a result row for %d bytes" % size,
+                         why="measured sizes run from %d to %d bytes; run with -b/-e covering it" % (
+                             self.rows[0].size, self.rows[-1].size))
+
+    def busbw_at(self, size):
+        """Out-of-place bus bandwidth (GB/s) at ``size`` bytes: the figure nccl-tests docs compare."""
+        return self.row(size).oop_busbw
+
+    def wrong_total(self):
+        """Sum of #wrong counts (current format; legacy error columns are not counts)."""
+        if self.table_format != "current":
+            return 0
+        return int(sum((r.oop_wrong or 0) + (r.ip_wrong or 0) for r in self.rows))
+
+
+def parse_nccl(text):
+    """nccl-tests output -> ``NcclResult`` (raises ``ParseError``)."""
+    require_text(text, TOOL, "nccl-tests output")
+    state = {"format": None, "version": None, "ranks": 0, "runs": 0, "rows": [], "oob": None, "avg": None}
+    for line_no, line in numbered_lines(text):
+        _line(state, line_no, line)
+    if state["format"] is None:
+        raise ParseError(TOOL, "the column header line (size count type redop ...)",
+                         why="no result table was found")
+    if not state["rows"]:
+        raise ParseError(TOOL, "at least one result row", why="the table is empty")
+    if state["avg"] is None or state["oob"] is None:
+        raise ParseError(TOOL, 'the footer ("# Out of bounds values" and "# Avg bus bandwidth")',
+                         why="the output ends before it: the run was cut short")
+    return NcclResult(table_format=state["format"], version=state["version"], nranks=state["ranks"],
+                      runs=state["runs"], rows=tuple(state["rows"]), out_of_bounds=state["oob"][0],
+                      out_of_bounds_ok=state["oob"][1], avg_busbw=state["avg"])
+
+
+def _line(state, line_no, line):
+    if _FAILURE.search(line):
+        raise ParseError(TOOL, "a completed run", line_no, line, why="nccl-tests reported a failure")
+    match = _VERSION.match(line)
+    if match:
+        state["version"] = match.group(1)
+    elif line.startswith("# nThread"):
+        state["runs"] += 1
+    elif _RANK.match(line) and state["runs"] <= 1:
+        state["ranks"] += 1
+    elif line.lstrip("# ").startswith("size") and "redop" in line:
+        _header(state, line_no, line)
+    elif _OOB.match(line) and state["runs"] <= 1:
+        match = _OOB.match(line)
+        state["oob"] = (int(match.group(1)), match.group(2) == "OK")
+    elif _AVG.match(line) and state["runs"] <= 1:
+        state["avg"] = to_float(_AVG.match(line).group(1), TOOL, "an average bus bandwidth", line_no, line)
+    elif _DATA.match(line) and state["runs"] <= 1:
+        if state["format"] is None:
+            raise ParseError(TOOL, "the column header before result rows", line_no, line)
+        state["rows"].append(_row(state["format"], line_no, line))
+
+
+def _header(state, line_no, line):
+    columns = line.lstrip("# ").split()
+    if "#wrong" in columns and "root" in columns:
+        fmt = "current"
+    elif "error" in columns and "root" not in columns:
+        fmt = "legacy"
+    else:
+        raise ParseError(TOOL, 'a header with "root" and "#wrong" (current) or "error" (legacy)', line_no, line)
+    if state["format"] not in (None, fmt):
+        raise ParseError(TOOL, "one table format per output", line_no, line, why="the format changed mid-output")
+    state["format"] = fmt
+
+
+def _row(fmt, line_no, line):
+    fields = line.split()
+    want = 13 if fmt == "current" else 12
+    if len(fields) != want:
+        raise ParseError(TOOL, "%d columns in a %s-format row" % (want, fmt), line_no, line,
+                         why="found %d" % len(fields))
+    root = None
+    if fmt == "current":
+        root = to_int(fields.pop(4), TOOL, "a root rank", line_no, line)
+    num = [to_float(f, TOOL, "a number", line_no, line) for f in (fields[4:7] + fields[8:11])]
+    return NcclRow(size=to_int(fields[0], TOOL, "a size in bytes", line_no, line),
+                   count=to_int(fields[1], TOOL, "an element count", line_no, line),
+                   dtype=fields[2], redop=fields[3], root=root,
+                   oop_time_us=num[0], oop_algbw=num[1], oop_busbw=num[2],
+                   oop_wrong=_wrong(fmt, fields[7], line_no, line),
+                   ip_time_us=num[3], ip_algbw=num[4], ip_busbw=num[5],
+                   ip_wrong=_wrong(fmt, fields[11], line_no, line))
+
+
+def _wrong(fmt, token, line_no, line):
+    if token == "N/A":
+        return None
+    if fmt == "current":
+        return to_int(token, TOOL, "a #wrong count", line_no, line)
+    return to_float(token, TOOL, "an error value", line_no, line)

@@ -1,0 +1,88 @@
+import os
+
+import pytest
+
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.errors import ParseError
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.nccl import parse_nccl
+from tests.helpers import shared_fixture
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "nccl")
+GIB8 = 8589934592
+
+
+def read(name):
+    with open(os.path.join(FIXTURES, name)) as handle:
+        return handle.read()
+
+
+def test_real_legacy_format_8xa100():
+    with open(shared_fixture("real-outputs", "nccl_all_reduce_8xA100_legacy_format.txt")) as handle:
+        result = parse_nccl(handle.read())
+    assert result.table_format == "legacy"
+    assert result.version is None
+    assert (result.nranks, result.runs, len(result.rows)) == (8, 1, 34)
+    assert result.busbw_at(GIB8) == 235.26
+    assert result.row(GIB8).ip_busbw == 235.03
+    assert result.row(GIB8).oop_wrong is None  # "N/A": validation was off
+    assert result.row(GIB8).root is None
+    assert (result.out_of_bounds, result.out_of_bounds_ok) == (0, True)
+    assert result.avg_busbw == 68.4048  # the footer average is far below the large-size figure
+    assert result.wrong_total() == 0
+
+
+@pytest.mark.parametrize("name, nranks, runs, busbw, oob, wrong", [
+    ("2.14-pass-8xh100-single-node.txt", 8, 1, 481.57, 0, 0),
+    ("2.14-pass-16xh100-two-nodes.txt", 16, 1, 391.57, 0, 0),
+    ("2.14-fail-wrong-values.txt", 8, 1, 479.57, 24576, 24576),
+    ("2.14-nonmpi-busbw-zero.txt", 1, 2, 0.0, 0, 0),
+])
+def test_current_format(name, nranks, runs, busbw, oob, wrong):
+    result = parse_nccl(read(name))
+    assert result.table_format == "current"
+    assert result.version == "2.14.1"
+    assert (result.nranks, result.runs) == (nranks, runs)
+    assert result.busbw_at(GIB8) == busbw
+    assert result.out_of_bounds == oob
+    assert result.out_of_bounds_ok is (oob == 0)
+    assert result.wrong_total() == wrong
+    assert result.row(GIB8).root == -1
+
+
+def test_missing_message_size_names_the_measured_range():
+    result = parse_nccl(read("2.14-pass-8xh100-single-node.txt"))
+    with pytest.raises(ParseError) as err:
+        result.busbw_at(16 * GIB8)
+    assert "from 8388608 to 8589934592 bytes" in str(err.value)
+
+
+HEADER_NEW = ("#       size         count      type   redop    root     time   algbw   busbw #wrong"
+              "     time   algbw   busbw #wrong\n")
+ROW_NEW = "     8388608       2097152     float     sum      -1    58.46  143.50  251.13      0    59.04  142.08  248.64      0\n"
+FOOTER = "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 251.1\n"
+
+
+@pytest.mark.parametrize("text, expected, line_no", [
+    ("", "the output is empty", None),
+    ("all_reduce_perf: error while loading shared libraries: libnccl.so.2\n", "no result table", None),
+    (read("2.14-truncated.txt"), "the run was cut short", None),
+    (HEADER_NEW + FOOTER, "the table is empty", None),
+    (HEADER_NEW + ROW_NEW.replace("251.13", "fast") + FOOTER, "'fast' is not a number", 2),
+    (HEADER_NEW + ROW_NEW.replace("     -1", "") + FOOTER, "found 12", 2),
+    ("#  size count type redop time algbw busbw\n", 'a header with "root"', 1),
+    (ROW_NEW + FOOTER, "the column header before result rows", 1),
+    (HEADER_NEW + "gpu-n07: Test NCCL failure common.cu:1050 'unhandled system error'\n", "reported a failure", 2),
+    (HEADER_NEW + ROW_NEW + HEADER_NEW.replace("root", "").replace("#wrong", "error") + FOOTER,
+     "the format changed mid-output", 3),
+])
+def test_malformed_output_fails_closed(text, expected, line_no):
+    with pytest.raises(ParseError) as err:
+        parse_nccl(text)
+    assert expected in str(err.value)
+    assert err.value.line_no == line_no
+    assert err.value.tool == "nccl-tests"
+
+
+def test_nccl_info_and_warn_lines_are_ignored():
+    text = (HEADER_NEW + "gpu-n07:3442:3442 [0] NCCL INFO Launch mode Parallel\n"
+            "gpu-n07:3442:3460 [0] NCCL WARN NET/IB : Got async event : port error\n" + ROW_NEW + FOOTER)
+    assert parse_nccl(text).busbw_at(8388608) == 251.13
