@@ -1,0 +1,54 @@
+import pytest
+
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import states
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.errors import IllegalTransition
+
+
+@pytest.mark.parametrize("current,target", [
+    ("enrolled", "inspected"), ("inspected", "imaging"), ("imaging", "configuring"),
+    ("configuring", "validating"), ("validating", "ready"), ("ready", "joined"),
+    ("joined", "draining"), ("draining", "recycling"), ("recycling", "imaging"),
+    ("imaging", "failed"), ("configuring", "failed"), ("validating", "failed"),
+    ("failed", "recycling"), ("failed", "break_fix"), ("break_fix", "enrolled"),
+    ("joined", "decommissioned"), ("failed", "decommissioned"), (None, "enrolled"),
+])
+def test_legal_transitions_pass(current, target):
+    states.check_transition("n1", current, target)
+
+
+@pytest.mark.parametrize("current,target", [
+    ("enrolled", "joined"), ("imaging", "ready"), ("validating", "joined"),
+    ("failed", "ready"), ("joined", "imaging"), ("decommissioned", "enrolled"),
+    ("ready", "imaging"), (None, "imaging"),
+])
+def test_illegal_transitions_are_refused_with_the_allowed_list(current, target):
+    with pytest.raises(IllegalTransition) as err:
+        states.check_transition("r1-n3", current, target)
+    assert '"r1-n3"' in err.value.msg
+    if current is not None:
+        assert err.value.details["allowed"] == states.allowed_targets(current)
+        assert "may only move to" in err.value.msg
+
+
+def test_unknown_state_names_the_valid_ones():
+    with pytest.raises(IllegalTransition) as err:
+        states.check_transition("n1", "enrolled", "warm")
+    assert "Valid states" in err.value.msg and "ready" in err.value.msg
+
+
+def test_decommissioned_is_terminal():
+    assert states.allowed_targets("decommissioned") == []
+
+
+@pytest.mark.parametrize("current,target,expected", [
+    ("configuring", "imaging", True), ("imaging", "imaging", False),
+    ("inspected", "imaging", False), ("ready", "validating", True),
+    ("failed", "imaging", False), ("joined", "ready", True),
+])
+def test_is_past_follows_the_bringup_path(current, target, expected):
+    assert states.is_past(current, target) is expected
+
+
+def test_every_target_is_a_state():
+    for targets in states.TRANSITIONS.values():
+        assert set(targets) <= set(states.TRANSITIONS)

@@ -1,0 +1,38 @@
+import json
+
+import pytest
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger import Ledger
+from ansible_collections.gpufleet.baremetal.plugins.modules import ledger_info
+
+
+def run(capsys, **args):
+    with patch_module_args(args), pytest.raises(SystemExit) as exited:
+        ledger_info.main()
+    return json.loads(capsys.readouterr().out), exited.value.code
+
+
+def test_reads_states_and_history(capsys, tmp_path):
+    path = str(tmp_path / "l.sqlite")
+    book = Ledger(path)
+    book.transition("a", "enrolled", "t", "new", sku="lab")
+    book.transition("a", "inspected", "t", "facts")
+    book.transition("b", "enrolled", "t", "new", sku="h100")
+    result, code = run(capsys, ledger=path, sku="lab", history=True)
+    assert code == 0 and result["changed"] is False
+    assert result["states"] == {"a": "inspected"}
+    assert [h["to_state"] for h in result["history"]] == ["enrolled", "inspected"]
+
+
+def test_missing_ledger_is_a_clear_failure(capsys, tmp_path):
+    result, code = run(capsys, ledger=str(tmp_path / "none.sqlite"))
+    assert code == 1 and "No lifecycle ledger" in result["msg"]
+    assert not (tmp_path / "none.sqlite").exists()
+
+
+def test_unknown_gang_fails(capsys, tmp_path):
+    path = str(tmp_path / "l.sqlite")
+    Ledger(path).close()
+    result, code = run(capsys, ledger=path, gang_id="nope")
+    assert code == 1 and "Plan it first" in result["msg"]
