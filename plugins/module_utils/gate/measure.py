@@ -1,0 +1,122 @@
+# -*- coding: utf-8 -*-
+# Private to the gpufleet.baremetal collection; not a public API.
+"""From raw tool output to measured values: parse (``parsers/``), then pick the number.
+
+Each function takes ``texts`` ({item suffix: stdout}; ``""`` for single runs) and the
+gate context, and returns {check: (measured, details)} with ``measured`` in the
+catalog's canonical unit, ready for ``thresholds.judge``. A failure that is a fact
+rather than a number (nccl-tests data corruption) comes back as a failed CheckResult.
+Parsers raise ``ParseError``; phases turn it into a failed check (fail closed).
+"""
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import dataclasses
+
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.errors import ParseError
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.dcgmi import parse_dcgmi
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.gpu_burn import parse_gpu_burn
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.nccl import parse_nccl
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.nvbandwidth import parse_nvbandwidth
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.results import FAIL, CheckResult
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.soak import metric_value, parse_iterations
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.thresholds import UNITS, judge, parse_size
+
+__all__ = ["dcgm_diag", "gpu_burn", "nccl", "nvbandwidth", "repeated", "NVB_TESTCASES"]
+
+NVB_TESTCASES = {
+    "nvbandwidth_d2d": "device_to_device_memcpy_read_ce",
+    "nvbandwidth_h2d": "host_to_device_memcpy_ce",
+    "nvbandwidth_d2h": "device_to_host_memcpy_ce",
+}
+
+
+def _single(texts):
+    return texts.get("", "")
+
+
+def _param(ctx, check, key, default):
+    threshold = ctx.threshold(check)
+    value = threshold.param(key) if threshold is not None else None
+    return default if value is None else value
+
+
+def dcgm_diag(texts, ctx):
+    diag = parse_dcgmi(_single(texts))
+    failures = tuple(("%s %s" % (r.test, r.entity or "node")).strip() for r in diag.failures())
+    warnings = tuple(w for r in diag.failures() for w in r.warnings)
+    details = (("dcgm_version", diag.dcgm_version), ("failures", failures), ("warnings", warnings))
+    return {"dcgm_diag": (diag.statuses(), details)}
+
+
+def gpu_burn(texts, ctx):
+    """Number of GPUs gpu-burn reported OK (never its exit code); FAULTY ones in the details."""
+    burn = parse_gpu_burn(_single(texts))
+    details = (("tested", burn.tested), ("faulty_gpus", burn.faulty()), ("errors", burn.errors))
+    result = judge("gpu_burn", burn.ok_count(), ctx.profile, details)
+    if not result.passed and burn.faulty():
+        result = dataclasses.replace(result, reason="%s; gpu-burn reported FAULTY: %s" % (
+            result.reason, ", ".join("GPU %d" % g for g in burn.faulty())))
+    return {"gpu_burn": result}
+
+
+def nccl(check):
+    def extract(texts, ctx):
+        result = parse_nccl(_single(texts))
+        size = int(_param(ctx, check, "message_size", parse_size("8G")))
+        busbw = result.busbw_at(size)
+        details = (("message_size", size), ("nranks", result.nranks), ("format", result.table_format),
+                   ("footer_avg_busbw", result.avg_busbw))
+        wrong = result.wrong_total()
+        if wrong or not result.out_of_bounds_ok:
+            threshold = ctx.threshold(check)
+            return {check: CheckResult(check, threshold.phase, busbw, threshold.limit, threshold.unit, FAIL,
+                                       "%s: nccl-tests reported corrupted results (#wrong total %d, out of bounds "
+                                       "%d): a GPU or link computes wrong data" % (
+                                           check, wrong, result.out_of_bounds), details)}
+        return {check: (busbw, details)}
+    return extract
+
+
+def nvbandwidth(check):
+    def extract(texts, ctx):
+        case = parse_nvbandwidth(_single(texts)).testcase(NVB_TESTCASES[check])
+        if UNITS.get(case.unit, ("", 0))[0] != "bandwidth":
+            raise ParseError("nvbandwidth", "a bandwidth unit such as GB/s", why="got %r" % case.unit)
+        factor = UNITS[case.unit][1] / UNITS["GB/s"][1]
+        values = dict((label, value * factor) for label, value in case.values)
+        return {check: (values, (("testcase", case.name),))}
+    return extract
+
+
+def repeated(check):
+    """Reference job / soak: one metric per iteration; any failed iteration fails closed."""
+    def extract(texts, ctx):
+        threshold = ctx.threshold(check)
+        metric = threshold.param("metric") if threshold is not None else None
+        values = {}
+        for number, rc, body in parse_iterations(_single(texts), check):
+            if rc != 0:
+                raise ParseError(check, "iterations that exit 0", why="iteration %d exited %s" % (number, rc))
+            value = metric_value(body, metric)
+            if value is None:
+                raise ParseError(check, 'a "%s: <number>" line in iteration %d' % (metric, number))
+            values["iteration %d" % number] = value
+        return {check: (values, (("iterations", len(values)),))}
+    return extract
+
+
+def _pending(tool):
+    # TODO(issue 5): replaced by the gate-parsers parser for this tool as soon as it lands.
+    def extract(texts, ctx):
+        raise ParseError(tool, "a supported parser", why="the parser for %s is not available yet" % tool)
+    return extract
+
+
+nvidia_smi_query = _pending("nvidia-smi --query-gpu")
+kernel_log = _pending("dmesg")
+nvlink_status = _pending("nvidia-smi nvlink")
+iperf3 = _pending("iperf3")
+ib_write_bw = _pending("ib_write_bw")
+fio = lambda check: _pending("fio")  # noqa: E731

@@ -1,0 +1,181 @@
+# -*- coding: utf-8 -*-
+# Private to the gpufleet.baremetal collection; not a public API.
+"""Run the gate's phases in order, cheapest first, and judge every check.
+
+attestation -> gpu -> nvlink -> fabric -> storage -> reference -> soak. Each probe in a
+phase runs a tool (or reads an input), saves its raw output, parses it and judges the
+checks it feeds against the profile. The gate stops at the first failed probe (the
+rest of the run is reported as ``skip``) unless ``run_all`` is set. Bandwidth probes
+retry up to the profile's ``retries``. The same ``judge_probe`` re-judges saved raw
+outputs offline (``gpufleet gate evaluate``).
+"""
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import time
+
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.checks import PROBES, LOCAL_CHECKS, collect
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.errors import GateError
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.results import (
+    FAIL, PASS, SKIP, CheckResult, failed_closed)
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.thresholds import PHASES, judge
+
+__all__ = ["PHASES", "GateContext", "plan", "run_gate", "judge_probe"]
+
+
+class GateContext:
+    """Everything a gate run needs; ``raw_sink(key, stdout, stderr)`` saves raw output."""
+
+    def __init__(self, profile, runner=None, options=None, raw_sink=None, clock=None):
+        self.profile = profile
+        self.runner = runner
+        self.options = dict(options or {})
+        self.raw_sink = raw_sink or (lambda key, out, err: None)
+        self.clock = clock or time.monotonic
+
+    def opt(self, key, default=None):
+        value = self.options.get(key)
+        return default if value is None else value
+
+    def timeout(self, probe):
+        return int(dict(self.opt("timeouts", {})).get(probe, self.opt("default_timeout", 600)))
+
+    def threshold(self, check):
+        return self.profile.threshold(check) if self.profile.has(check) else None
+
+
+def _wanted(probe, profile):
+    return tuple(c for c in probe.checks if c in LOCAL_CHECKS or profile.has(c))
+
+
+def plan(profile, phases=None):
+    """Ordered (phase, [(probe, checks)]) for the selected phases; unknown phases raise."""
+    chosen = list(phases or PHASES)
+    unknown = [p for p in chosen if p not in PHASES]
+    if unknown:
+        raise GateError("Unknown gate phase(s) %s. Choose from: %s." % (", ".join(unknown), ", ".join(PHASES)),
+                        phases=unknown)
+    out = []
+    for phase in PHASES:
+        if phase not in chosen:
+            continue
+        probes = [(p, _wanted(p, profile)) for p in PROBES if p.phase == phase]
+        out.append((phase, [(p, c) for p, c in probes if c]))
+    return out
+
+
+def judge_probe(probe, checks, texts, ctx):
+    """Judge ``checks`` from a probe's raw texts ({suffix: stdout}); never raises for bad output."""
+    try:
+        values = probe.extract(texts, ctx)
+    except GateError as exc:
+        return [_closed(ctx, c, probe.phase, "%s: %s" % (c, exc.msg)) for c in checks]
+    results = []
+    for check in checks:
+        value = values.get(check)
+        if isinstance(value, CheckResult):
+            results.append(value)
+        elif value is None:
+            results.append(_closed(ctx, check, probe.phase, "%s: the %s output did not report it" % (
+                check, probe.name)))
+        else:
+            measured, details = value
+            results.append(judge(check, measured, ctx.profile, details))
+    return results
+
+
+def _closed(ctx, check, phase, reason):
+    """A failed check with nothing measured, showing the profile's threshold when there is one."""
+    threshold = ctx.threshold(check)
+    if threshold is None:
+        return failed_closed(check, phase, reason)
+    return failed_closed(check, phase, reason, threshold=threshold.limit, unit=threshold.unit)
+
+
+def _attempts(probe, checks, ctx):
+    retries = [ctx.threshold(c).retries for c in checks if ctx.threshold(c) is not None]
+    return 1 + (max(retries) if retries and probe.retryable else 0)
+
+
+def run_probe(probe, checks, ctx):
+    """Run (with bounded retries) and judge one probe; return (results, extra details per check)."""
+    attempts = _attempts(probe, checks, ctx)
+    for attempt in range(1, attempts + 1):
+        runs = collect(probe, ctx)
+        failed_runs = [r for r in runs if r.error]
+        texts = dict((suffix, r.stdout) for suffix, r in ((r.probe.partition(".")[2], r) for r in runs))
+        raw = [ctx.raw_sink(r.probe, r.stdout, r.stderr) for r in runs]
+        if failed_runs:
+            reason = "; ".join(r.reason for r in failed_runs)
+            results = [_closed(ctx, c, probe.phase, "%s: %s" % (c, reason)) for c in checks]
+        else:
+            results = judge_probe(probe, checks, texts, ctx)
+        if all(r.verdict == PASS for r in results):
+            break
+    meta = {"attempts": attempt, "raw": [r for r in raw if r],
+            "runs": [{"argv": r.argv, "rc": r.rc, "duration_s": round(r.duration, 3), "error": r.error}
+                     for r in runs]}
+    return results, dict((c, meta) for c in checks)
+
+
+def _skipped(checks, phase, why):
+    return [CheckResult(name=c, phase=phase, measured=None, threshold=None, unit="", verdict=SKIP, reason=why)
+            for c in checks]
+
+
+def run_gate(ctx, phases=None, run_all=False):
+    """Run the selected phases; return the outcome mapping ``report.build_report`` reads."""
+    started = ctx.clock()
+    outcome = {"phases": [], "verdict": PASS, "failed_phase": None, "failed_check": None, "reason": ""}
+    stop = None
+    for phase, probes in plan(ctx.profile, phases):
+        entry = {"name": phase, "results": [], "extra": {}, "verdict": PASS, "note": ""}
+        phase_started = ctx.clock()
+        for probe, checks in probes:
+            if stop:
+                entry["results"].extend(_skipped(checks, phase, "not run: %s" % stop))
+                continue
+            results, extra = run_probe(probe, checks, ctx)
+            entry["results"].extend(results)
+            entry["extra"].update(extra)
+            _record_failure(outcome, entry, results)
+            if entry["verdict"] == FAIL and not run_all:
+                stop = "phase %s failed (%s)" % (phase, outcome["failed_check"])
+        uncovered = _uncovered(ctx.profile, phase)
+        if uncovered and not stop:
+            results = [_closed(ctx, c, phase, "%s: the gate has no probe that measures this check; remove it "
+                                              "from profile %s" % (c, ctx.profile.name)) for c in uncovered]
+            entry["results"].extend(results)
+            _record_failure(outcome, entry, results)
+        if not probes and not uncovered:
+            entry["verdict"], entry["note"] = SKIP, "no checks for this phase in profile %s" % ctx.profile.name
+        elif stop and not any(r.verdict != SKIP for r in entry["results"]):
+            entry["verdict"] = SKIP
+        entry["duration"] = ctx.clock() - phase_started
+        outcome["phases"].append(entry)
+    _no_checks(outcome, ctx)
+    outcome["duration"] = ctx.clock() - started
+    return outcome
+
+
+def _uncovered(profile, phase):
+    fed = set(c for p in PROBES for c in p.checks)
+    return [c for c in profile.phase_checks(phase) if c not in fed]
+
+
+def _record_failure(outcome, entry, results):
+    failed = [r for r in results if r.verdict == FAIL]
+    if not failed:
+        return
+    entry["verdict"] = FAIL
+    if outcome["verdict"] == PASS:
+        outcome.update(verdict=FAIL, failed_phase=entry["name"], failed_check=failed[0].name,
+                       reason=failed[0].reason)
+
+
+def _no_checks(outcome, ctx):
+    ran = [r for p in outcome["phases"] for r in p["results"] if r.verdict != SKIP]
+    if not ran and outcome["verdict"] == PASS:
+        outcome.update(verdict=FAIL, reason="no check ran: profile %s has no check in the selected phases, so "
+                                            "nothing proves this node; select phases with checks" % ctx.profile.name)
