@@ -1,0 +1,76 @@
+# -*- coding: utf-8 -*-
+# Private to the gpufleet.baremetal collection; not a public API.
+"""Boot source override (target, once/continuous, UEFI/Legacy), read back after setting.
+
+The BMC is the judge of what it applied: after the PATCH the system is read again and the
+result reports the values it now shows; a difference is reported as a warning (some
+emulators and older firmware show ``Continuous`` for a one-time override).
+"""
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish import discovery
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.errors import (
+    UnsupportedValueError,
+)
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.quirks import quirk
+
+__all__ = ["TARGETS", "ENABLED", "MODES", "current_boot", "set_boot"]
+
+TARGETS = {"pxe": "Pxe", "cd": "Cd", "hdd": "Hdd", "uefi_http": "UefiHttp", "bios_setup": "BiosSetup",
+           "none": "None"}
+ENABLED = {"once": "Once", "continuous": "Continuous", "disabled": "Disabled"}
+MODES = {"uefi": "UEFI", "legacy": "Legacy"}
+FIELDS = (("target", "BootSourceOverrideTarget"), ("enabled", "BootSourceOverrideEnabled"),
+          ("mode", "BootSourceOverrideMode"))
+
+
+def current_boot(system):
+    boot = system.get("Boot", {})
+    return dict((key, boot.get(field)) for key, field in FIELDS)
+
+
+def _desired(client, system, path, target, enabled, mode):
+    boot = system.get("Boot", {})
+    want = {"target": TARGETS[target], "enabled": ENABLED[enabled]}
+    if mode:
+        want["mode"] = MODES[mode]
+    alias = (quirk(system, "boot_target_alias") or {}).get(want["target"])
+    allowed_targets = boot.get("BootSourceOverrideTarget@Redfish.AllowableValues")
+    if alias and allowed_targets and alias in allowed_targets:
+        want["target"] = alias
+    for key, field in FIELDS:
+        allowed = boot.get(field + "@Redfish.AllowableValues")
+        if key in want and allowed is not None and want[key] not in allowed and want[key] != "None":
+            raise UnsupportedValueError(
+                "Boot %s %r is not allowed by the BMC of node %s (%s). Allowed: %s. Set %s to "
+                "one of these." % (key, want[key], client.node, path, ", ".join(allowed),
+                                   "boot_" + key if key != "enabled" else "boot_enabled"),
+                node=client.node, allowed=list(allowed))
+    return want
+
+
+def set_boot(client, system_id, target, enabled="once", mode=None, check_mode=False):
+    """Set the override; return ``{changed, before, requested, applied, warnings}``."""
+    path = discovery.find_system(client, system_id)
+    system = client.get(path, cached=False)
+    before = current_boot(system)
+    want = _desired(client, system, path, target, enabled, mode)
+    diff = dict((k, v) for k, v in want.items() if before.get(k) != v)
+    if not diff:
+        return dict(changed=False, before=before, requested=want, applied=before, warnings=[])
+    if check_mode:
+        after = dict(before, **want)
+        return dict(changed=True, before=before, requested=want, applied=after, warnings=[])
+    body = {"BootSourceOverrideTarget": want["target"], "BootSourceOverrideEnabled": want["enabled"]}
+    if "mode" in want:
+        body["BootSourceOverrideMode"] = want["mode"]
+    client.patch(path, {"Boot": body})
+    applied = current_boot(client.get(path, cached=False))
+    warnings = [
+        "Node %s: requested boot %s %s but the BMC reports %s." % (client.node, k, v, applied.get(k))
+        for k, v in sorted(want.items()) if applied.get(k) != v
+    ]
+    return dict(changed=applied != before, before=before, requested=want, applied=applied,
+                warnings=warnings)

@@ -1,0 +1,113 @@
+# -*- coding: utf-8 -*-
+# Private to the gpufleet.baremetal collection; not a public API.
+"""Follow ``@odata.id`` links and pick collection members by id: the one discovery helper.
+
+Nothing here assumes a vendor layout: every resource is reached from the service root
+by its links, so ``/redfish/v1/Systems/1`` and ``/redfish/v1/Systems/437XR1238R2`` are
+found the same way. Results come from the client's per-run GET cache.
+"""
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.errors import (
+    BmcHTTPError, DiscoveryError,
+)
+
+__all__ = ["ROOT", "link", "members", "member_ids", "pick_member", "find_system",
+           "managers_of", "optional"]
+
+ROOT = "/redfish/v1/"
+
+
+def link(resource, *keys):
+    """The ``@odata.id`` at ``resource[k1][k2]...``, or None when any step is absent."""
+    node = resource
+    for key in keys:
+        if not isinstance(node, dict) or key not in node:
+            return None
+        node = node[key]
+    if isinstance(node, dict):
+        return node.get("@odata.id")
+    return None
+
+
+def members(client, collection_path):
+    """The member paths of a collection (follows ``Members@odata.nextLink`` pages)."""
+    paths = []
+    path = collection_path
+    while path:
+        data = client.get(path)
+        paths.extend(m["@odata.id"] for m in data.get("Members", []) if "@odata.id" in m)
+        path = data.get("Members@odata.nextLink")
+    return paths
+
+
+def member_ids(paths):
+    return [p.rstrip("/").rsplit("/", 1)[-1] for p in paths]
+
+
+def pick_member(client, collection_path, member_id, what):
+    """The member whose path ends in ``member_id`` (or whose Id/UUID/Name matches).
+
+    With ``member_id`` empty and exactly one member, that member. Raises DiscoveryError
+    naming the available ids otherwise.
+    """
+    paths = members(client, collection_path)
+    ids = member_ids(paths)
+    if not member_id:
+        if len(paths) == 1:
+            return paths[0]
+        raise DiscoveryError(
+            "BMC of node %s has %d %s (%s); set system_id to choose one."
+            % (client.node, len(paths), what, _short(ids)), node=client.node, available=ids)
+    for path, mid in zip(paths, ids):
+        if mid == member_id:
+            return path
+    for path in paths:  # slower: match on the resource's own Id, UUID or Name
+        data = client.get(path)
+        if member_id in (data.get("Id"), data.get("UUID"), data.get("Name")):
+            return path
+    raise DiscoveryError(
+        "%s %r not found on the BMC of node %s at %s. Available: %s. Fix the system id in "
+        "the inventory." % (what.rstrip("s").capitalize(), member_id, client.node,
+                            client.baseuri, _short(ids)),
+        node=client.node, available=ids)
+
+
+def find_system(client, system_id=None):
+    """Path of the ComputerSystem ``system_id`` (by link from the root, never assumed)."""
+    systems = link(client.get(ROOT), "Systems")
+    if not systems:
+        raise DiscoveryError("BMC of node %s at %s has no Systems collection in its service "
+                             "root; it is not a server BMC." % (client.node, client.baseuri),
+                             node=client.node)
+    return pick_member(client, systems, system_id, "systems")
+
+
+def managers_of(client, system_path):
+    """Manager paths for a system: Links.ManagedBy, else every manager of the service."""
+    system = client.get(system_path)
+    managed_by = system.get("Links", {}).get("ManagedBy") or []
+    paths = [m["@odata.id"] for m in managed_by if "@odata.id" in m]
+    if paths:
+        return paths
+    managers = link(client.get(ROOT), "Managers")
+    return members(client, managers) if managers else []
+
+
+def optional(client, path):
+    """GET ``path`` or None when the BMC answers 404/405/501 (resource not implemented)."""
+    if not path:
+        return None
+    try:
+        return client.get(path)
+    except BmcHTTPError as exc:
+        if exc.details.get("status") in (404, 405, 501):
+            return None
+        raise
+
+
+def _short(ids, limit=10):
+    text = ", ".join(ids[:limit])
+    return text + (", ... (%d in all)" % len(ids) if len(ids) > limit else "") or "none"

@@ -1,0 +1,112 @@
+# -*- coding: utf-8 -*-
+# Private to the gpufleet.baremetal collection; not a public API.
+"""Power a system on/off/restart/cycle through ComputerSystem.Reset and wait for the result.
+
+The reset types the BMC allows are read first (``ResetType@Redfish.AllowableValues`` or the
+action's ``@Redfish.ActionInfo``); a requested type the BMC does not allow fails with the
+allowed list before anything is sent.
+"""
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish import discovery
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.errors import (
+    UnsupportedValueError, WaitTimeoutError,
+)
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.tasks import wait_task
+
+__all__ = ["STATES", "allowed_reset_types", "power_state", "set_power", "wait_power"]
+
+RESET_ACTION = "#ComputerSystem.Reset"
+# state -> (reset types in order of preference, power state to wait for, no-op when already)
+STATES = {
+    "on": (("On", "ForceOn"), "On", "On"),
+    "off": (("GracefulShutdown", "ForceOff"), "Off", "Off"),
+    "force_off": (("ForceOff",), "Off", "Off"),
+    "restart": (("GracefulRestart", "ForceRestart"), "On", None),
+    "force_restart": (("ForceRestart",), "On", None),
+    "power_cycle": (("PowerCycle",), "On", None),
+}
+
+
+def allowed_reset_types(client, system):
+    """The reset types the BMC allows, or None when it does not say."""
+    action = system.get("Actions", {}).get(RESET_ACTION, {})
+    values = action.get("ResetType@Redfish.AllowableValues")
+    if values is None and action.get("@Redfish.ActionInfo"):
+        info = discovery.optional(client, action["@Redfish.ActionInfo"]) or {}
+        for param in info.get("Parameters", []):
+            if param.get("Name") == "ResetType":
+                values = param.get("AllowableValues")
+    return values
+
+
+def power_state(client, system_path):
+    return client.get(system_path, cached=False).get("PowerState")
+
+
+def _choose(client, system_path, state, allowed):
+    wanted = STATES[state][0]
+    if allowed is None:
+        return wanted[0]
+    for reset_type in wanted:
+        if reset_type in allowed:
+            return reset_type
+    raise UnsupportedValueError(
+        "Power state %r needs reset type %s, which the BMC of node %s (%s) does not allow. "
+        "Allowed: %s. Choose a state these support." % (
+            state, " or ".join(wanted), client.node, system_path, ", ".join(allowed) or "none"),
+        node=client.node, allowed=list(allowed))
+
+
+def set_power(client, system_id, state, check_mode=False, wait=True, timeout=300,
+              graceful_timeout=60, poll=2.0):
+    """Bring the system to ``state``; return ``{changed, before, state, reset_type}``."""
+    path = discovery.find_system(client, system_id)
+    system = client.get(path, cached=False)
+    before = system.get("PowerState")
+    allowed = allowed_reset_types(client, system)
+    reset_type = _choose(client, path, state, allowed)
+    noop_when = STATES[state][2]
+    if noop_when is not None and before == noop_when:
+        return dict(changed=False, before=before, state=before, reset_type=None)
+    if state in ("restart",) and before == "Off":
+        reset_type = _choose(client, path, "on", allowed)  # restart of an off node powers on
+    if check_mode:
+        return dict(changed=True, before=before, state=STATES[state][1], reset_type=reset_type)
+    after = _reset(client, path, system, reset_type, state, wait, timeout, graceful_timeout,
+                   poll, allowed)
+    return dict(changed=True, before=before, state=after, reset_type=reset_type)
+
+
+def _reset(client, path, system, reset_type, state, wait, timeout, graceful_timeout, poll,
+           allowed):
+    target = system["Actions"][RESET_ACTION].get("target", path + "/Actions/ComputerSystem.Reset")
+    wait_task(client, client.post(target, {"ResetType": reset_type}), "reset " + reset_type)
+    if not wait:
+        return power_state(client, path)
+    goal = STATES[state][1]
+    if reset_type == "GracefulShutdown" and (allowed is None or "ForceOff" in allowed):
+        try:
+            return wait_power(client, path, goal, min(graceful_timeout, timeout), poll)
+        except WaitTimeoutError:
+            # The OS ignored ACPI shutdown within graceful_timeout: force it off.
+            wait_task(client, client.post(target, {"ResetType": "ForceOff"}), "reset ForceOff")
+            timeout = max(timeout - graceful_timeout, poll)
+    return wait_power(client, path, goal, timeout, poll)
+
+
+def wait_power(client, system_path, goal, timeout, poll=2.0):
+    """Poll PowerState until it equals ``goal``; WaitTimeoutError after ``timeout`` s."""
+    deadline = client.clock() + timeout
+    while True:
+        current = power_state(client, system_path)
+        if current == goal:
+            return current
+        if client.clock() >= deadline:
+            raise WaitTimeoutError(
+                "Node %s (%s) is still %s, not %s, after %s s. Raise timeout, or check the "
+                "node's BMC event log." % (client.node, system_path, current, goal, timeout),
+                node=client.node, power_state=current)
+        client.sleep(poll)

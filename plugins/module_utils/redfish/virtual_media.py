@@ -1,0 +1,123 @@
+# -*- coding: utf-8 -*-
+# Private to the gpufleet.baremetal collection; not a public API.
+"""Insert and eject virtual media, wherever the BMC keeps it.
+
+VirtualMedia lives under the ComputerSystem on newer firmware (Redfish 2021.1+, sushy-tools)
+and under the Manager on older ones (iDRAC 4/5, iLO 5); both are discovered by link. The
+device is chosen by the media types it accepts, never by a vendor-specific id like "CD".
+"""
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish import discovery
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.errors import (
+    DiscoveryError, UnsupportedValueError,
+)
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.quirks import quirk
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.tasks import wait_task
+
+__all__ = ["MEDIA_TYPES", "media_type_for", "devices", "insert_media", "eject_media"]
+
+MEDIA_TYPES = {"cd": ("CD", "DVD"), "usb": ("USBStick",), "floppy": ("Floppy",)}
+
+
+def media_type_for(image_url, media_type=None):
+    """The media type to ask for: given, else from the image's extension (.iso -> cd)."""
+    if media_type:
+        return media_type
+    return "usb" if image_url.lower().split("?", 1)[0].endswith((".img", ".raw")) else "cd"
+
+
+def devices(client, system_path):
+    """``[(path, resource)]`` of every VirtualMedia device of the system."""
+    system = client.get(system_path)
+    collections = [discovery.link(system, "VirtualMedia")]
+    if not collections[0]:
+        collections = [discovery.link(client.get(m), "VirtualMedia")
+                       for m in discovery.managers_of(client, system_path)]
+    paths = []
+    for collection in filter(None, collections):
+        paths.extend(discovery.members(client, collection))
+    if not paths:
+        raise DiscoveryError(
+            "BMC of node %s (%s) has no VirtualMedia under the system or its managers; this "
+            "BMC (or its license) does not offer virtual media. Use PXE or HTTP boot."
+            % (client.node, system_path), node=client.node)
+    return [(p, client.get(p, cached=False)) for p in paths]
+
+
+def _is_inserted(dev):
+    return bool(dev.get("Inserted")) and bool(dev.get("Image"))
+
+
+def _pick(client, system_path, devs, media_type):
+    wanted = MEDIA_TYPES[media_type]
+    usable = [(p, d) for p, d in devs if set(wanted) & set(d.get("MediaTypes") or [])]
+    if not usable:
+        offered = sorted(set(t for _, d in devs for t in d.get("MediaTypes") or []))
+        raise UnsupportedValueError(
+            "No virtual media device of node %s (%s) accepts media type %s. Devices accept: "
+            "%s. Set media_type to one of these." % (client.node, system_path, media_type,
+                                                    ", ".join(offered) or "nothing"),
+            node=client.node, allowed=offered)
+    free = [(p, d) for p, d in usable if not _is_inserted(d)]
+    return (free or usable)[0]
+
+
+def insert_media(client, system_id, image_url, media_type=None, write_protected=True,
+                 check_mode=False):
+    """Insert ``image_url``; return ``{changed, device, before, image, inserted}``."""
+    system_path = discovery.find_system(client, system_id)
+    media_type = media_type_for(image_url, media_type)
+    devs = devices(client, system_path)
+    for path, dev in devs:
+        if _is_inserted(dev) and dev.get("Image") == image_url:
+            return dict(changed=False, device=path, before=image_url, image=image_url,
+                        inserted=True)
+    path, dev = _pick(client, system_path, devs, media_type)
+    before = dev.get("Image") if _is_inserted(dev) else None
+    if check_mode:
+        return dict(changed=True, device=path, before=before, image=image_url, inserted=True)
+    if before:
+        _eject(client, path, dev)
+    _insert(client, system_path, path, dev, image_url, write_protected)
+    after = client.get(path, cached=False)
+    return dict(changed=True, device=path, before=before, image=after.get("Image"),
+                inserted=bool(after.get("Inserted")))
+
+
+def _insert(client, system_path, path, dev, image_url, write_protected):
+    system = client.get(system_path)
+    action = dev.get("Actions", {}).get("#VirtualMedia.InsertMedia")
+    body = {"Image": image_url, "Inserted": True, "WriteProtected": write_protected}
+    if not action:
+        # No InsertMedia action (Redfish < 2017.3, Lenovo SD530): PATCH the device.
+        client.patch(path, body)
+        return
+    if quirk(system, "insert_omit_defaults"):
+        body = dict((k, v) for k, v in body.items() if v is not True)
+    if quirk(system, "insert_needs_credentials"):
+        body.update(UserName="none", Password="none")
+    wait_task(client, client.post(action["target"], body), "InsertMedia")
+
+
+def _eject(client, path, dev):
+    action = dev.get("Actions", {}).get("#VirtualMedia.EjectMedia")
+    if action:
+        # Always send a JSON body: HPE iLO 5 answers 400/415 to an empty EjectMedia POST.
+        wait_task(client, client.post(action["target"], {}), "EjectMedia")
+    else:
+        client.patch(path, {"Image": None, "Inserted": False})
+
+
+def eject_media(client, system_id, image_url=None, check_mode=False):
+    """Eject ``image_url`` (or everything inserted); return ``{changed, ejected}``."""
+    system_path = discovery.find_system(client, system_id)
+    targets = [(p, d) for p, d in devices(client, system_path) if _is_inserted(d)
+               and (image_url is None or d.get("Image") == image_url)]
+    if not check_mode:
+        for path, dev in targets:
+            _eject(client, path, dev)
+    return dict(changed=bool(targets), ejected=[p for p, _ in targets],
+                image=None, inserted=False)

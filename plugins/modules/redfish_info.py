@@ -1,0 +1,153 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: gpufleet.baremetal contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: redfish_info
+short_description: Read system facts and the firmware inventory from Redfish BMCs
+version_added: 0.1.0
+description:
+  - Reads one system (O(baseuri)) or many (O(nodes), concurrently): identity (manufacturer,
+    model, serial, UUID), power state, health, boot settings, NIC MACs, processors including
+    GPUs where the BMC exposes them, BMC/manager facts and the firmware inventory
+    (C(UpdateService/FirmwareInventory)).
+  - Never changes anything; RV(changed) is always false.
+author:
+  - gpufleet.baremetal contributors
+extends_documentation_fragment:
+  - gpufleet.baremetal.redfish
+  - gpufleet.baremetal.attributes
+  - gpufleet.baremetal.attributes.INFO_MODULE
+options:
+  gather_subset:
+    description:
+      - Which facts to read. V(system) is always read.
+    type: list
+    elements: str
+    default: [system, nics, processors, managers, firmware]
+    choices: [system, nics, processors, managers, firmware]
+notes:
+  - A part the BMC does not implement (HTTP 404/405/501) is returned as null and named in
+    RV(facts.unsupported); it is never reported as empty.
+"""
+
+EXAMPLES = r"""
+- name: Read one server's facts
+  gpufleet.baremetal.redfish_info:
+    baseuri: bmc-r12-07.example.net
+    username: "{{ bmc_user }}"
+    password: "{{ bmc_password }}"
+  delegate_to: localhost
+  register: bmc
+
+- name: Show the GPUs the BMC sees
+  ansible.builtin.debug:
+    msg: "{{ bmc.facts.gpus | map(attribute='model') | list }}"
+
+- name: Firmware versions of a whole rack
+  gpufleet.baremetal.redfish_info:
+    nodes: "{{ rack42_bmcs }}"
+    username: "{{ bmc_user }}"
+    password: "{{ bmc_password }}"
+    gather_subset: [firmware]
+  delegate_to: localhost
+  run_once: true
+"""
+
+RETURN = r"""
+changed:
+  description: Always false.
+  returned: always
+  type: bool
+facts:
+  description: Facts of the node (single node, O(baseuri) only).
+  returned: when O(baseuri) is used and the node succeeded
+  type: dict
+  contains:
+    system:
+      description: Id, name, manufacturer, model, serial_number, sku, uuid, power_state,
+        health, state, bios_version, boot (target, enabled, mode, allowed_targets),
+        memory_gib and processor_count.
+      type: dict
+    nics:
+      description: Ethernet interfaces (id, name, mac, link_status); null if not offered.
+      type: list
+      elements: dict
+    processors:
+      description: Processors (id, type, manufacturer, model, cores, threads, memory_mib,
+        health); null if not offered.
+      type: list
+      elements: dict
+    gpus:
+      description: The processors whose type is C(GPU).
+      type: list
+      elements: dict
+    managers:
+      description: Managers of the system (id, model, manager_type, firmware_version, uuid,
+        health).
+      type: list
+      elements: dict
+    firmware:
+      description: Firmware inventory (id, name, version, updateable, software_id, health),
+        sorted by id; null without an UpdateService.
+      type: list
+      elements: dict
+    unsupported:
+      description: Parts the BMC does not offer.
+      type: list
+      elements: str
+  sample:
+    system: {"id": "437XR1138R2", "manufacturer": "Contoso", "power_state": "On"}
+    firmware: [{"id": "BMC", "version": "1.45.455b66-rev4"}]
+nodes:
+  description: One entry per node with C(name), C(changed), C(failed), C(error) and C(facts).
+  returned: always
+  type: list
+  elements: dict
+failed_nodes:
+  description: Names of the nodes that failed.
+  returned: always
+  type: list
+  elements: str
+summary:
+  description: Counts of nodes in total, changed and failed.
+  returned: always
+  type: dict
+  sample: {"total": 8, "changed": 0, "failed": 0}
+"""
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.errors import GpufleetError
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.argspec import module_kwargs
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.client import (
+    HAS_REQUESTS, REQUESTS_IMPORT_ERROR,
+)
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.fanout import module_result
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.inventory import SUBSETS, gather
+
+
+def main():
+    module = AnsibleModule(**module_kwargs(
+        gather_subset=dict(type="list", elements="str", default=list(SUBSETS),
+                           choices=list(SUBSETS)),
+    ))
+    if not HAS_REQUESTS:
+        module.fail_json(msg=missing_required_lib("requests"), exception=str(REQUESTS_IMPORT_ERROR))
+    subset = module.params["gather_subset"]
+
+    def operation(client, node):
+        return dict(changed=False, facts=gather(client, node["system_id"], subset))
+
+    try:
+        result, dummy = module_result(module.params, operation)
+    except GpufleetError as exc:
+        module.fail_json(**exc.to_fail_kwargs())
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()
