@@ -23,6 +23,8 @@ _FIELDS = {
     "ecc.errors.uncorrected.volatile.total": ("", lambda m, i: str(m.ecc(i)["uncorrected"])),
     "ecc.errors.corrected.aggregate.total": ("", lambda m, i: str(m.ecc(i)["corrected"])),
     "ecc.errors.uncorrected.aggregate.total": ("", lambda m, i: str(m.ecc(i)["uncorrected"])),
+    "retired_pages.sbe": ("", lambda m, i: "0"),
+    "retired_pages.dbe": ("", lambda m, i: "0"),
     "retired_pages.pending": ("", lambda m, i: "No"),
     "remapped_rows.correctable": ("", lambda m, i: "0"),
     "remapped_rows.uncorrectable": ("", lambda m, i: str(m.ecc(i)["uncorrected"])),

@@ -25,13 +25,17 @@ from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.runner imp
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.soak import run_repeated
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.thresholds import parse_size
 
-__all__ = ["Probe", "PROBES", "LOCAL_CHECKS", "probe_by_name", "collect", "describe"]
+__all__ = ["Probe", "PROBES", "LOCAL_CHECKS", "RC_IS_NOT_A_VERDICT", "probe_by_name", "collect", "describe"]
 
 Probe = collections.namedtuple("Probe", "name phase checks mode tool args extract retryable")
 
 LOCAL_CHECKS = ("image_release",)
-NVSMI_FIELDS = ("index,name,pci.bus_id,ecc.errors.uncorrected.volatile.total,retired_pages.pending,"
-                "remapped_rows.pending,remapped_rows.failure")
+# Probes whose exit status is not a verdict: dcgmi exits non-zero when a test fails (the
+# JSON says which), gpu-burn's exit code is unreliable (its summary is judged instead);
+# repeated runs record each iteration's status in their raw output.
+RC_IS_NOT_A_VERDICT = ("dcgm_diag", "gpu_burn", "reference_job", "soak")
+NVSMI_FIELDS = ("index,name,pci.bus_id,driver_version,ecc.errors.uncorrected.volatile.total,retired_pages.sbe,"
+                "retired_pages.dbe,retired_pages.pending,remapped_rows.pending,remapped_rows.failure")
 
 
 def _param(ctx, check, key, default):
@@ -94,8 +98,8 @@ def _fixed(*args):
 PROBES = (
     Probe("image_release", "attestation", ("image_release",), "file", None, None, extract_image_release, False),
     Probe("firmware", "attestation", ("firmware_pins",), "input", None, None, extract_firmware, False),
-    Probe("nvidia_smi_query", "gpu", ("gpu_count", "gpu_model", "ecc_uncorrectable", "retired_pages_pending",
-                                      "row_remap_pending", "row_remap_failures"), "run", "nvidia-smi",
+    Probe("nvidia_smi_query", "gpu", ("gpu_count", "gpu_model", "ecc_uncorrectable", "retired_pages",
+                                      "retired_pages_pending", "row_remap_pending", "row_remap_failures"), "run", "nvidia-smi",
           _fixed("--query-gpu=" + NVSMI_FIELDS, "--format=csv"), measure.nvidia_smi_query, False),
     Probe("dmesg", "gpu", ("xid",), "run", "dmesg", _fixed(), measure.kernel_log, False),
     Probe("dcgm_diag", "gpu", ("dcgm_diag",), "run", "dcgmi",

@@ -19,11 +19,13 @@ from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.dc
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.gpu_burn import parse_gpu_burn
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.nccl import parse_nccl
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.nvbandwidth import parse_nvbandwidth
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.results import FAIL, CheckResult
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.nvidia_smi import parse_nvidia_smi_csv
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.nvlink import parse_nvlink_status
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.results import FAIL, CheckResult, failed_closed
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.soak import metric_value, parse_iterations
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.thresholds import UNITS, judge, parse_size
 
-__all__ = ["dcgm_diag", "gpu_burn", "nccl", "nvbandwidth", "repeated", "NVB_TESTCASES"]
+__all__ = ["dcgm_diag", "gpu_burn", "nvidia_smi_query", "nvlink_status", "nccl", "nvbandwidth", "repeated", "NVB_TESTCASES"]
 
 NVB_TESTCASES = {
     "nvbandwidth_d2d": "device_to_device_memcpy_read_ce",
@@ -40,6 +42,53 @@ def _param(ctx, check, key, default):
     threshold = ctx.threshold(check)
     value = threshold.param(key) if threshold is not None else None
     return default if value is None else value
+
+
+def _flags(gpus, attribute):
+    """Per-GPU 1/0 for a Yes/No flag (pending remap, remap failure); ParseError when unreported."""
+    return dict((label, 1 if value else 0) for label, value in gpus.per_gpu(attribute))
+
+
+def _retired(gpus):
+    sbe, dbe = dict(gpus.per_gpu("retired_sbe")), dict(gpus.per_gpu("retired_dbe"))
+    return dict((label, sbe[label] + dbe[label]) for label in sbe)
+
+
+_NVSMI = {
+    "gpu_count": lambda gpus: gpus.count(),
+    "gpu_model": lambda gpus: dict(("GPU%d" % i, name) for i, name in gpus.names()),
+    "ecc_uncorrectable": lambda gpus: dict(gpus.per_gpu("ecc_uncorrected_volatile")),
+    "retired_pages": _retired,
+    "retired_pages_pending": lambda gpus: _flags(gpus, "retired_pending"),
+    "row_remap_pending": lambda gpus: _flags(gpus, "remap_pending"),
+    "row_remap_failures": lambda gpus: _flags(gpus, "remap_failure"),
+}
+
+
+def nvidia_smi_query(texts, ctx):
+    """One ``nvidia-smi --query-gpu`` run feeds GPU count, model and the memory-error counters.
+
+    A counter the GPU does not report fails only its own check, never its neighbours.
+    """
+    gpus = parse_nvidia_smi_csv(_single(texts))
+    details = (("driver_version", gpus.driver_version),)
+    out = {}
+    for check, pick in _NVSMI.items():
+        try:
+            out[check] = (pick(gpus), details)
+        except ParseError as exc:
+            threshold = ctx.threshold(check)
+            out[check] = failed_closed(check, "gpu", "%s: %s" % (check, exc.msg),
+                                       threshold=threshold.limit if threshold else None,
+                                       unit=threshold.unit if threshold else "")
+    return out
+
+
+def nvlink_status(texts, ctx):
+    status = parse_nvlink_status(_single(texts))
+    if not status.gpus:
+        raise ParseError("nvidia-smi nvlink --status", "at least one GPU", why="no GPU was listed")
+    return {"nvlink_links": (dict(status.active_links()), ())}
 
 
 def dcgm_diag(texts, ctx):
@@ -114,9 +163,7 @@ def _pending(tool):
     return extract
 
 
-nvidia_smi_query = _pending("nvidia-smi --query-gpu")
 kernel_log = _pending("dmesg")
-nvlink_status = _pending("nvidia-smi nvlink")
 iperf3 = _pending("iperf3")
 ib_write_bw = _pending("ib_write_bw")
 fio = lambda check: _pending("fio")  # noqa: E731

@@ -15,7 +15,8 @@ __metaclass__ = type
 
 import time
 
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.checks import PROBES, LOCAL_CHECKS, collect
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.checks import (
+    LOCAL_CHECKS, PROBES, RC_IS_NOT_A_VERDICT, collect)
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.errors import GateError
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.results import (
     FAIL, PASS, SKIP, CheckResult, failed_closed)
@@ -27,8 +28,9 @@ __all__ = ["PHASES", "GateContext", "plan", "run_gate", "judge_probe"]
 class GateContext:
     """Everything a gate run needs; ``raw_sink(key, stdout, stderr)`` saves raw output."""
 
-    def __init__(self, profile, runner=None, options=None, raw_sink=None, clock=None):
+    def __init__(self, profile, runner=None, options=None, raw_sink=None, clock=None, collector=None):
         self.profile = profile
+        self.collector = collector or collect
         self.runner = runner
         self.options = dict(options or {})
         self.raw_sink = raw_sink or (lambda key, out, err: None)
@@ -94,20 +96,32 @@ def _closed(ctx, check, phase, reason):
 
 
 def _attempts(probe, checks, ctx):
+    if ctx.opt("replay"):
+        return 1
     retries = [ctx.threshold(c).retries for c in checks if ctx.threshold(c) is not None]
     return 1 + (max(retries) if retries and probe.retryable else 0)
+
+
+def _run_failure(probe, run):
+    """Why a run yields no measurement: the runner's error, or a non-zero exit the tool means as failure."""
+    if run.error:
+        return run.reason
+    if run.rc not in (0, None) and probe.name not in RC_IS_NOT_A_VERDICT:
+        tail = (run.stderr or run.stdout or "").strip()[-300:]
+        return "%s exited with status %s: %s" % (run.probe, run.rc, tail or "no message")
+    return None
 
 
 def run_probe(probe, checks, ctx):
     """Run (with bounded retries) and judge one probe; return (results, extra details per check)."""
     attempts = _attempts(probe, checks, ctx)
     for attempt in range(1, attempts + 1):
-        runs = collect(probe, ctx)
-        failed_runs = [r for r in runs if r.error]
+        runs = ctx.collector(probe, ctx)
+        failures = [why for why in (_run_failure(probe, r) for r in runs) if why]
         texts = dict((suffix, r.stdout) for suffix, r in ((r.probe.partition(".")[2], r) for r in runs))
         raw = [ctx.raw_sink(r.probe, r.stdout, r.stderr) for r in runs]
-        if failed_runs:
-            reason = "; ".join(r.reason for r in failed_runs)
+        if failures:
+            reason = "; ".join(failures)
             results = [_closed(ctx, c, probe.phase, "%s: %s" % (c, reason)) for c in checks]
         else:
             results = judge_probe(probe, checks, texts, ctx)
