@@ -46,9 +46,8 @@ class ParseError(GateError):
         where = "" if line_no is None else " at line %d" % line_no
         if self.excerpt is not None:
             where += ' ("%s")' % self.excerpt
-        msg = "Cannot parse %s output%s: expected %s." % (tool, where, expected)
-        if why:
-            msg += " " + why.rstrip(".") + "."
+        msg = "Cannot parse %s output%s: expected %s" % (tool, where, expected)
+        msg += " (%s)." % why.rstrip(".") if why else "."
         msg += " Check that the tool ran to completion and that its version is supported; the check fails closed."
         super(ParseError, self).__init__(
             msg, tool=tool, expected=expected, line_no=line_no, excerpt=self.excerpt)
