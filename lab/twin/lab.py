@@ -1,0 +1,257 @@
+"""Start, stop, inspect and fault-inject the lab: the logic behind ``gpufleet lab``.
+
+``up`` starts, in order: one BMC emulator per rack (lab/bmc, TLS + htpasswd, events
+hooked to the node manager), then unless ``bmc_only``: the docker network, per-node
+hardware models (lab/hwsim), the node manager (twin.daemon) and the Slurm controller
+(lab/slurm). Nodes stay powered off: the lifecycle playbooks power them on through
+Redfish. ``down`` removes exactly what ``up`` created.
+"""
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+
+import requests
+import yaml
+
+from twin.docker import Docker
+from twin.errors import LabError
+
+__all__ = ["up", "down", "status", "inject_fault", "clear_faults", "FAULT_TYPES"]
+
+LAB_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BMC_CTL = os.path.join(LAB_DIR, "bmc", "labctl.py")
+FAULT_TYPES = ("missing_gpu", "faulty_gpu", "xid", "degraded_nvlink", "slow_hca", "ecc")
+
+
+def _write_yaml(path, data):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as handle:
+        yaml.safe_dump(data, handle, sort_keys=False)
+    return path
+
+
+def bmc_config(cfg):
+    """The lab/bmc config for this lab: one rack entry per rack, nodes named like the inventory."""
+    racks = []
+    for index in range(1, cfg.racks + 1):
+        members = [n for n in cfg.nodes if n.rack == "r%d" % index]
+        racks.append({"name": "r%d" % index, "address": members[0].bmc_address, "port": members[0].bmc_port,
+                      "firmware": dict(cfg.bmc.get("firmware") or {}),
+                      "nodes": [{"name": n.name} for n in members]})
+    return {"state_dir": cfg.bmc_state_dir, "username": cfg.bmc["username"], "password": cfg.bmc["password"],
+            "tls": True, "hook_url": cfg.hook_url, "events_file": cfg.path("bmc", "events.jsonl"),
+            "vmedia_fetch": "head", "racks": racks}
+
+
+def _bmc(action, cfg):
+    path = _write_yaml(cfg.path("bmc.yml"), bmc_config(cfg))
+    proc = subprocess.run([sys.executable, BMC_CTL, action, "--config", path], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise LabError("Lab BMC %s failed (exit %d): %s %s. Logs: %s/logs/."
+                       % (action, proc.returncode, proc.stdout[-800:], proc.stderr[-800:], cfg.bmc_state_dir))
+    return proc.stdout
+
+
+def write_models(cfg):
+    """One hardware model per node (from lab/hwsim/models/<hwsim.model>), faults cleared."""
+    source = os.path.join(LAB_DIR, "hwsim", "models", cfg.hwsim.get("model", "healthy.json"))
+    with open(source) as handle:
+        base = json.load(handle)
+    for node in cfg.nodes:
+        _write_model(cfg, node.name, dict(base, node=node.name, faults=[]))
+
+
+def _model_path(cfg, node):
+    return cfg.path("hwsim", node, "hwmodel.json")
+
+
+def _write_model(cfg, node, model):
+    path = _model_path(cfg, node)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = path + ".tmp"
+    with open(tmp, "w") as handle:
+        json.dump(model, handle, indent=1)
+    os.replace(tmp, path)  # the node sees the directory mount, so the new file appears at once
+
+
+def inject_fault(cfg, node, fault_type, **params):
+    """Add a fault to a node's hardware model (seen by its shims on their next run)."""
+    cfg.node(node)
+    if fault_type not in FAULT_TYPES:
+        raise LabError("Unknown fault %r. Known faults: %s." % (fault_type, ", ".join(FAULT_TYPES)))
+    try:
+        with open(_model_path(cfg, node)) as handle:
+            model = json.load(handle)
+    except (OSError, ValueError) as exc:
+        raise LabError("Cannot read the hardware model of %s: %s. Start the lab first (`gpufleet lab up`)."
+                       % (node, exc))
+    model.setdefault("faults", []).append(dict(params, type=fault_type))
+    _write_model(cfg, node, model)
+    return model
+
+
+def clear_faults(cfg, node=None):
+    for name in [node] if node else [n.name for n in cfg.nodes]:
+        path = _model_path(cfg, name)
+        if os.path.exists(path):
+            with open(path) as handle:
+                model = json.load(handle)
+            _write_model(cfg, name, dict(model, faults=[]))
+
+
+def _pid_alive(path):
+    try:
+        with open(path) as handle:
+            pid = int(handle.read().strip())
+        os.kill(pid, 0)
+        return pid
+    except (OSError, ValueError):
+        return None
+
+
+def _start_manager(cfg, config_path):
+    pid_path = cfg.path("manager.pid")
+    if _pid_alive(pid_path):
+        return
+    env = dict(os.environ, PYTHONPATH=LAB_DIR + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    log = open(cfg.path("manager.log"), "ab")
+    proc = subprocess.Popen([sys.executable, "-m", "twin.daemon", "--config", config_path], cwd=LAB_DIR,
+                            env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    with open(pid_path, "w") as handle:
+        handle.write(str(proc.pid))
+    for _ in range(100):
+        if proc.poll() is not None:
+            raise LabError("The lab node manager exited at start; see %s." % cfg.path("manager.log"))
+        try:
+            requests.get(cfg.hook_url.replace("/events", "/nodes"), timeout=1)
+            return
+        except requests.RequestException:
+            time.sleep(0.1)
+    raise LabError("The lab node manager did not answer at %s; see %s." % (cfg.hook_url, cfg.path("manager.log")))
+
+
+def _slurm_module():
+    sys.path.insert(0, os.path.join(LAB_DIR, "slurm"))
+    import slurmctld  # lab/slurm/slurmctld.py (roles area)
+    return slurmctld
+
+
+def _start_slurm(cfg, docker):
+    key = cfg.path("slurm", "munge.key")
+    if not os.path.exists(key):
+        os.makedirs(os.path.dirname(key), exist_ok=True)
+        with open(os.open(key, os.O_WRONLY | os.O_CREAT, 0o600), "wb") as handle:
+            handle.write(secrets.token_bytes(1024))
+    name = cfg.slurm["container"]
+    if docker.running(name):
+        return key
+    docker("rm", "-f", name, check=False)
+    slurm = _slurm_module()
+    try:
+        slurm.build_image()
+        slurm.start_controller(name, cfg.docker["network"], cfg.slurm_hostlist(), key, cluster=cfg.slurm["cluster"],
+                               hostname=cfg.slurm["hostname"], partition=cfg.slurm["partition"])
+    except slurm.SlurmLabError as exc:
+        raise LabError("The lab's Slurm controller did not start: %s" % exc)
+    return key
+
+
+def playbook_vars(cfg, munge_key):
+    """Extra vars that point the lifecycle playbooks at this lab (lab-only credentials)."""
+    return {
+        "gpufleet_lab": True,
+        "gpufleet_lab_state_dir": cfg.state_dir,
+        "gpufleet_ledger": cfg.path("ledger.sqlite"),
+        "gpufleet_report_dir": cfg.path("reports"),
+        "vault_gpufleet_bmc_username": cfg.bmc["username"],
+        "vault_gpufleet_bmc_password": cfg.bmc["password"],
+        "gpufleet_bmc_ca_path": cfg.bmc_ca,
+        "gpufleet_image_version": "lab",
+        "gpufleet_image_url": cfg.media_url("lab"),
+        "gpufleet_image_public_key": cfg.image_public_key,
+        "gpufleet_slurm_controller": cfg.slurm["hostname"],
+        "gpufleet_slurm_controller_container": cfg.slurm["container"],
+        "gpufleet_munge_key_file": munge_key,
+    }
+
+
+def up(cfg, bmc_only=False, log=print):
+    """Start the lab; returns the path of the playbook vars file."""
+    os.makedirs(cfg.state_dir, exist_ok=True)
+    config_path = _write_yaml(cfg.path("lab.yml"), cfg.raw)
+    log(_bmc("start", cfg).strip())
+    if bmc_only:
+        return _write_yaml(cfg.path("vars.yml"), playbook_vars(cfg, None))
+    docker = Docker()
+    if not docker.exists("network", cfg.docker["network"]):
+        docker("network", "create", "--label", Docker.LABEL, cfg.docker["network"])
+    if not os.path.isdir(cfg.path("hwsim")):
+        write_models(cfg)
+    _start_manager(cfg, config_path)
+    log("node manager: hooks %s, artifacts %s" % (cfg.hook_url, cfg.artifact_url))
+    key = _start_slurm(cfg, docker)
+    log("slurm controller: %s (%d nodes held until their gate passes)" % (cfg.slurm["container"], len(cfg.nodes)))
+    return _write_yaml(cfg.path("vars.yml"), playbook_vars(cfg, key))
+
+
+def _stop_pid(path):
+    pid = _pid_alive(path)
+    if pid:
+        os.kill(pid, signal.SIGTERM)
+        for _ in range(50):
+            if not _pid_alive(path):
+                break
+            time.sleep(0.1)
+    if os.path.exists(path):
+        os.remove(path)
+
+
+def down(cfg, purge=False, log=print):
+    """Stop everything ``up`` started; ``purge`` also deletes disks and lab state."""
+    docker = Docker()
+    _stop_pid(cfg.path("manager.pid"))
+    if os.path.exists(cfg.path("bmc.yml")):
+        log(_bmc("stop", cfg).strip())
+    names = docker.out("ps", "-aq", "--filter", "label=" + Docker.LABEL, check=False).split()
+    if names:
+        docker("rm", "-f", *names)
+    docker("rm", "-f", cfg.slurm["container"], check=False)
+    docker("network", "rm", cfg.docker["network"], check=False)
+    log("removed %d node containers and the Slurm controller" % len(names))
+    if purge:
+        disks = docker.out("images", "-q", cfg.docker["disk_repository"], check=False).split()
+        if disks:
+            docker("rmi", "-f", *sorted(set(disks)), check=False)
+        subprocess.run(["rm", "-rf", cfg.state_dir], check=False)
+        log("purged lab disks and %s" % cfg.state_dir)
+
+
+def status(cfg):
+    """What runs: BMC racks, manager, node containers, Slurm node states."""
+    docker = Docker()
+    racks = {}
+    for rack in bmc_config(cfg)["racks"]:
+        url = "https://%s:%s/redfish/v1/" % (rack["address"], rack["port"])
+        try:
+            racks[rack["name"]] = requests.get(url, verify=cfg.bmc_ca, timeout=3).status_code < 500
+        except (requests.RequestException, OSError):
+            racks[rack["name"]] = False
+    try:
+        nodes = requests.get(cfg.hook_url.replace("/events", "/nodes"), timeout=3).json()
+    except (requests.RequestException, ValueError):
+        nodes = {}
+    running = set(docker.out("ps", "--filter", "label=" + Docker.LABEL, "--format", "{{.Names}}", check=False).split())
+    sinfo = docker.out("exec", cfg.slurm["container"], "sinfo", "-N", "-h", "-o", "%N %t %E", check=False)
+    slurm = {}
+    for line in sinfo.splitlines():
+        parts = line.split(None, 2)
+        if len(parts) >= 2:
+            slurm[parts[0]] = {"state": parts[1], "reason": parts[2] if len(parts) > 2 else ""}
+    return {"bmc_racks": racks, "manager": bool(nodes), "nodes": {
+        n.name: {"container": cfg.container(n.name) in running, "disk": (nodes.get(n.name) or {}).get("version"),
+                 "last_error": (nodes.get(n.name) or {}).get("last_error"), "slurm": slurm.get(n.name)}
+        for n in cfg.nodes}}
