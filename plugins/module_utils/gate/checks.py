@@ -120,13 +120,13 @@ PROBES = (
     Probe("ib_write_bw", "fabric", ("ib_write_bw",), "per_hca", "ib_write_bw", _ib, measure.ib_write_bw, True),
     Probe("nccl_multi_node", "fabric", ("nccl_multi_node",), "launcher", "mpirun", _nccl_multi,
           measure.nccl("nccl_multi_node"), True),
-    Probe("fio_seq_write", "storage", ("fio_seq_write",), "run", "fio", _fio("write", "1M"),
+    Probe("fio_seq_write", "storage", ("fio_seq_write",), "fio", "fio", _fio("write", "1M"),
           measure.fio("fio_seq_write"), True),
-    Probe("fio_seq_read", "storage", ("fio_seq_read",), "run", "fio", _fio("read", "1M"),
+    Probe("fio_seq_read", "storage", ("fio_seq_read",), "fio", "fio", _fio("read", "1M"),
           measure.fio("fio_seq_read"), True),
-    Probe("fio_rand_write", "storage", ("fio_rand_write",), "run", "fio", _fio("randwrite", "4k"),
+    Probe("fio_rand_write", "storage", ("fio_rand_write",), "fio", "fio", _fio("randwrite", "4k"),
           measure.fio("fio_rand_write"), True),
-    Probe("fio_rand_read", "storage", ("fio_rand_read",), "run", "fio", _fio("randread", "4k"),
+    Probe("fio_rand_read", "storage", ("fio_rand_read",), "fio", "fio", _fio("randread", "4k"),
           measure.fio("fio_rand_read"), True),
     Probe("reference_job", "reference", ("reference_job",), "repeat", None, None, measure.repeated("reference_job"),
           False),
@@ -201,11 +201,29 @@ def _launcher(probe, ctx):
     return [ctx.runner.run(probe.name, tool, probe.args(ctx), ctx.timeout(probe.name))]
 
 
+def _fio_run(probe, ctx):
+    """fio in ``storage_dir`` (created if needed); the test file is removed afterwards."""
+    folder = ctx.opt("storage_dir", "/var/tmp/gpufleet-gate")
+    try:
+        if not os.path.isdir(folder):
+            os.makedirs(folder, 0o700)
+    except OSError as exc:
+        return [_synthetic(probe.name, "", MISSING, "%s: cannot create storage_dir %s (%s)" % (probe.name, folder,
+                                                                                           exc))]
+    try:
+        return [ctx.runner.run(probe.name, probe.tool, probe.args(ctx), ctx.timeout(probe.name))]
+    finally:
+        try:
+            os.remove(os.path.join(folder, "gpufleet-gate.fio"))
+        except OSError:
+            pass
+
+
 def _repeat(probe, ctx):
     return [run_repeated(probe.name, ctx)]
 
 
-_COLLECT = {"file": _read_file, "input": _input, "per_hca": _per_hca, "iperf3": _iperf3_run,
+_COLLECT = {"file": _read_file, "fio": _fio_run, "input": _input, "per_hca": _per_hca, "iperf3": _iperf3_run,
             "launcher": _launcher, "repeat": _repeat,
             "run": lambda probe, ctx: [ctx.runner.run(probe.name, probe.tool, probe.args(ctx),
                                                       ctx.timeout(probe.name))]}

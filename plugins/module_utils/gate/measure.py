@@ -16,7 +16,9 @@ import dataclasses
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.errors import ParseError
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.dcgmi import parse_dcgmi
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.fio import parse_fio
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.gpu_burn import parse_gpu_burn
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.kernel_log import parse_kernel_log
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.nccl import parse_nccl
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.nvbandwidth import parse_nvbandwidth
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.nvidia_smi import parse_nvidia_smi_csv
@@ -25,7 +27,7 @@ from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.results im
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.soak import metric_value, parse_iterations
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.thresholds import UNITS, judge, parse_size
 
-__all__ = ["dcgm_diag", "gpu_burn", "nvidia_smi_query", "nvlink_status", "nccl", "nvbandwidth", "repeated", "NVB_TESTCASES"]
+__all__ = ["dcgm_diag", "fio", "gpu_burn", "kernel_log", "nvidia_smi_query", "nvlink_status", "nccl", "nvbandwidth", "repeated", "NVB_TESTCASES"]
 
 NVB_TESTCASES = {
     "nvbandwidth_d2d": "device_to_device_memcpy_read_ce",
@@ -110,6 +112,32 @@ def gpu_burn(texts, ctx):
     return {"gpu_burn": result}
 
 
+def kernel_log(texts, ctx):
+    """XID codes from the kernel log; a failing verdict names the GPUs (PCI bus) that logged them."""
+    log = parse_kernel_log(_single(texts))
+    by_gpu = log.by_gpu()
+    details = (("by_gpu", tuple(sorted(by_gpu.items()))), ("sxids", tuple(e.code for e in log.sxids)))
+    result = judge("xid", list(log.codes()), ctx.profile, details)
+    if not result.passed and by_gpu:
+        result = dataclasses.replace(result, reason="%s (%s)" % (result.reason, "; ".join(
+            "PCI %s: XID %s" % (pci, ", ".join(str(c) for c in codes)) for pci, codes in sorted(by_gpu.items()))))
+    return {"xid": result}
+
+
+_FIO = {"fio_seq_read": ("read", "bw"), "fio_seq_write": ("write", "bw"),
+        "fio_rand_read": ("read", "iops"), "fio_rand_write": ("write", "iops")}
+
+
+def fio(check):
+    """fio JSON: sequential checks in MB/s, random checks in IOPS, summed over jobs."""
+    def extract(texts, ctx):
+        result = parse_fio(_single(texts))
+        direction, metric = _FIO[check]
+        value = result.bandwidth_mbs(direction) if metric == "bw" else result.iops(direction)
+        return {check: (value, (("fio_version", result.version), ("jobs", len(result.jobs))))}
+    return extract
+
+
 def nccl(check):
     def extract(texts, ctx):
         result = parse_nccl(_single(texts))
@@ -163,7 +191,5 @@ def _pending(tool):
     return extract
 
 
-kernel_log = _pending("dmesg")
 iperf3 = _pending("iperf3")
 ib_write_bw = _pending("ib_write_bw")
-fio = lambda check: _pending("fio")  # noqa: E731
