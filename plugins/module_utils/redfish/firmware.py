@@ -28,9 +28,11 @@ def _items(client, inventory):
 
 
 def _related_to(item, system_path):
+    """True unless the item names only systems (or their parts) other than ours."""
     related = [r.get("@odata.id", "").rstrip("/") for r in item.get("RelatedItem") or []]
     systems = [r for r in related if "/Systems/" in r]
-    return not systems or system_path.rstrip("/") in systems
+    ours = system_path.rstrip("/")
+    return not systems or any(r == ours or r.startswith(ours + "/") for r in systems)
 
 
 def firmware_inventory(client, system_path=None):

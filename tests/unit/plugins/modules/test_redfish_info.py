@@ -1,0 +1,21 @@
+from ansible_collections.gpufleet.baremetal.plugins.modules import redfish_info
+from tests.unit.plugins.module_utils.redfish.fake_bmc import FakeTransport, load_mockup
+from tests.unit.plugins.module_utils.redfish.module_harness import run
+
+BASE = dict(username="admin", password="pw", auth="basic")
+
+
+def test_facts_from_the_tower_mockup_never_change(monkeypatch, capsys):
+    fake = FakeTransport(load_mockup("public-tower"))
+    result, failed = run(monkeypatch, capsys, redfish_info, dict(BASE, baseuri="bmc-1"),
+                         {"bmc-1": fake}, check_mode=True)
+    assert not failed and result["changed"] is False
+    assert [g["id"] for g in result["facts"]["gpus"]] == ["GPU1", "GPU2"]
+    assert {f["id"] for f in result["facts"]["firmware"]} == {"BIOS", "BMC"}
+    assert all(c["method"] == "GET" for c in fake.sent)
+
+
+def test_gather_subset_choices(monkeypatch, capsys):
+    result, failed = run(monkeypatch, capsys, redfish_info,
+                         dict(BASE, baseuri="bmc-1", gather_subset=["bogus"]))
+    assert failed and "gather_subset" in result["msg"]
