@@ -32,7 +32,7 @@ UNITS = {
     "GB/s": ("bandwidth", 1e9), "MB/s": ("bandwidth", 1e6), "GiB/s": ("bandwidth", 1073741824.0),
     "MiB/s": ("bandwidth", 1048576.0), "Gb/s": ("bandwidth", 1.25e8), "Mb/s": ("bandwidth", 1.25e5),
     "IOPS": ("rate", 1.0), "count": ("count", 1.0), "gpus": ("count", 1.0), "links": ("count", 1.0),
-    "pages": ("count", 1.0), "rows": ("count", 1.0), "name": ("name", 1.0), "version": ("version", 1.0),
+    "pages": ("count", 1.0), "name": ("name", 1.0), "version": ("version", 1.0),
     "xid": ("xid", 1.0), "tests": ("tests", 1.0),
 }
 
@@ -40,7 +40,6 @@ Check = collections.namedtuple("Check", "phase kind canonical upper retryable pa
 # kind: min | max | equals | one_of | deny | pins | all_pass. canonical: the unit judge() expects
 # measured values in (None = free unit chosen by the profile). upper: the largest plausible
 # limit in the canonical unit (a floor above it can never be met). params: extra keys -> type.
-_BW = ("min", "GB/s")
 CATALOG = {
     "firmware_pins": Check("attestation", "pins", "version", None, False, {}),
     "gpu_count": Check("gpu", "equals", "count", 72, False, {}),
@@ -48,9 +47,9 @@ CATALOG = {
     "dcgm_diag": Check("gpu", "all_pass", "tests", None, False, {"level": ("int", 1, 4), "required": ("names",)}),
     "ecc_uncorrectable": Check("gpu", "max", "count", 1e6, False, {}),
     "retired_pages": Check("gpu", "max", "pages", 1e6, False, {}),
-    "retired_pages_pending": Check("gpu", "max", "pages", 1e6, False, {}),
-    "row_remap_failures": Check("gpu", "max", "rows", 1e6, False, {}),
-    "row_remap_pending": Check("gpu", "max", "rows", 1e6, False, {}),
+    "retired_pages_pending": Check("gpu", "max", "gpus", 72, False, {}),
+    "row_remap_failures": Check("gpu", "max", "gpus", 72, False, {}),
+    "row_remap_pending": Check("gpu", "max", "gpus", 72, False, {}),
     "xid": Check("gpu", "deny", "xid", None, False, {}),
     "gpu_burn": Check("gpu", "min", "gpus", 72, False, {"duration_s": ("int", 10, 86400)}),
     "nvlink_links": Check("nvlink", "min", "links", 36, False, {}),
@@ -339,7 +338,7 @@ def _fmt(value):
 
 
 def _judge_bound(threshold, entry, measured):
-    items = _items(measured)
+    items = tuple((label, int(value) if isinstance(value, bool) else value) for label, value in _items(measured))
     bad_type = [label for label, value in items if not _number(value) or value != value]
     if bad_type or not items or (isinstance(measured, dict) and not measured):
         return FAIL, None, "%s: measured value %r is not a number" % (threshold.check, measured), ()
