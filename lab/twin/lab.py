@@ -144,8 +144,9 @@ def _start_slurm(cfg, docker):
     key = cfg.path("slurm", "munge.key")
     if not os.path.exists(key):
         os.makedirs(os.path.dirname(key), exist_ok=True)
-        with open(os.open(key, os.O_WRONLY | os.O_CREAT, 0o600), "wb") as handle:
-            handle.write(secrets.token_bytes(1024))
+        # Text, not bytes: the cluster_join role installs the key from a string variable.
+        with open(os.open(key, os.O_WRONLY | os.O_CREAT, 0o600), "w") as handle:
+            handle.write(secrets.token_hex(64))
     name = cfg.slurm["container"]
     if docker.running(name):
         return key
@@ -173,17 +174,35 @@ def playbook_vars(cfg, munge_key):
         "gpufleet_image_version": "lab",
         "gpufleet_image_url": cfg.media_url("lab"),
         "gpufleet_image_public_key": cfg.image_public_key,
+        "gpufleet_image_manifest": os.path.join(cfg.artifacts_root, "lab", "manifest.json"),
+        "gpufleet_gate_path_dirs": ["/opt/gpufleet-lab-hwsim/bin"],
+        "gpufleet_slurm_controller_host": cfg.slurm["container"],
         "gpufleet_slurm_controller": cfg.slurm["hostname"],
         "gpufleet_slurm_controller_container": cfg.slurm["container"],
         "gpufleet_munge_key_file": munge_key,
     }
 
 
+def _racks_up(cfg):
+    """Map rack name -> whether its emulator answers on its address."""
+    answers = {}
+    for rack in bmc_config(cfg)["racks"]:
+        url = "https://%s:%s/redfish/v1/" % (rack["address"], rack["port"])
+        try:
+            answers[rack["name"]] = requests.get(url, verify=cfg.bmc_ca, timeout=3).status_code < 500
+        except (requests.RequestException, OSError):
+            answers[rack["name"]] = False
+    return answers
+
+
 def up(cfg, bmc_only=False, log=print):
-    """Start the lab; returns the path of the playbook vars file."""
+    """Start the lab (idempotent: what already runs is kept); returns the playbook vars path."""
     os.makedirs(cfg.state_dir, exist_ok=True)
     config_path = _write_yaml(cfg.path("lab.yml"), cfg.raw)
-    log(_bmc("start", cfg).strip())
+    if all(_racks_up(cfg).values()):
+        log("BMC emulators already answer")
+    else:
+        log(_bmc("start", cfg).strip())
     if bmc_only:
         return _write_yaml(cfg.path("vars.yml"), playbook_vars(cfg, None))
     docker = Docker()
@@ -233,13 +252,7 @@ def down(cfg, purge=False, log=print):
 def status(cfg):
     """What runs: BMC racks, manager, node containers, Slurm node states."""
     docker = Docker()
-    racks = {}
-    for rack in bmc_config(cfg)["racks"]:
-        url = "https://%s:%s/redfish/v1/" % (rack["address"], rack["port"])
-        try:
-            racks[rack["name"]] = requests.get(url, verify=cfg.bmc_ca, timeout=3).status_code < 500
-        except (requests.RequestException, OSError):
-            racks[rack["name"]] = False
+    racks = _racks_up(cfg)
     try:
         nodes = requests.get(cfg.hook_url.replace("/events", "/nodes"), timeout=3).json()
     except (requests.RequestException, ValueError):
