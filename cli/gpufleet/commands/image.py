@@ -162,7 +162,7 @@ def cmd_import(args):
 
 def cmd_show(args):
     manifest = _mu("manifest").parse_manifest(_read(args.manifest), args.manifest)
-    view = dict((k, manifest[k]) for k in ("version", "build_id", "builder", "pins_sha256", "artifact", "release", "signer"))
+    view = dict((k, manifest.get(k)) for k in ("version", "build_id", "builder", "pins_sha256", "artifact", "release", "signer"))
     view["pins"] = manifest["pins"]
     view["package_count"] = len(manifest["packages"])
     print(json.dumps(view, indent=2, sort_keys=True))

@@ -5,9 +5,12 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.image.release import release_mismatches
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.image.errors import VerificationError
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.image.inventory import parse_packages
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.image.release import parse_release, release_mismatches
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.image.verify import verify_manifest_bytes
 
-__all__ = ["compare_node"]
+__all__ = ["check_node", "compare_node"]
 
 
 def _package_drift(expected, actual):
@@ -44,3 +47,22 @@ def compare_node(manifest, node_packages, node_release, held=None):
         "release": release,
         "unheld_pins": unheld,
     }
+
+
+def _read(path, what):
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except (IOError, OSError) as exc:
+        raise VerificationError("Cannot read the %s %s: %s. Build or copy the image's manifest and signature "
+                                "to the controller first." % (what, path, exc.strerror or exc), path=path)
+
+
+def check_node(manifest_path, signature_path, public_key_pem, key_where, packages_text, release_text, held, node):
+    """Verify the manifest's signature, parse what the node reported, and compare."""
+    manifest = verify_manifest_bytes(_read(manifest_path, "manifest"),
+                                     _read(signature_path or manifest_path + ".sig", "signature"),
+                                     public_key_pem, manifest_path, key_where)
+    node_packages = parse_packages(packages_text, "package list of %s" % node)
+    node_release = parse_release(release_text, "image-release of %s" % node)
+    return compare_node(manifest, node_packages, node_release, held)
