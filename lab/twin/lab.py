@@ -20,7 +20,7 @@ import yaml
 from twin.docker import Docker
 from twin.errors import LabError
 
-__all__ = ["up", "down", "status", "inject_fault", "clear_faults", "FAULT_TYPES"]
+__all__ = ["up", "down", "status", "publish_image", "inject_fault", "clear_faults", "FAULT_TYPES"]
 
 LAB_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BMC_CTL = os.path.join(LAB_DIR, "bmc", "labctl.py")
@@ -161,6 +161,30 @@ def _start_slurm(cfg, docker):
     return key
 
 
+def publish_image(cfg, version="lab", log=print):
+    """Verify a built image and publish it to the lab's artifact server (hard links).
+
+    The lab serves its own copy, so rebuilding build/images/<version> never changes media
+    a node is being imaged from. An image that does not verify is refused.
+    """
+    from twin.media import MANIFEST, SIGNATURE, verify_built
+    source = os.path.join(cfg.images_root, version)
+    summary = verify_built(os.path.join(source, MANIFEST), cfg.image_public_key, version)
+    dest = os.path.join(cfg.artifacts_root, version)
+    staging = dest + ".tmp"
+    subprocess.run(["rm", "-rf", staging], check=False)
+    os.makedirs(staging)
+    for name in (MANIFEST, SIGNATURE, os.path.basename(summary["artifact"])):
+        try:
+            os.link(os.path.join(source, name), os.path.join(staging, name))
+        except OSError:
+            subprocess.run(["cp", os.path.join(source, name), os.path.join(staging, name)], check=True)
+    subprocess.run(["rm", "-rf", dest], check=False)
+    os.replace(staging, dest)
+    log("published image %s (build %s) to %s" % (version, summary["build_id"], cfg.media_url(version)))
+    return summary
+
+
 def playbook_vars(cfg, munge_key):
     """Extra vars that point the lifecycle playbooks at this lab (lab-only credentials)."""
     return {
@@ -210,6 +234,7 @@ def up(cfg, bmc_only=False, log=print):
         docker("network", "create", "--label", Docker.LABEL, cfg.docker["network"])
     if not os.path.isdir(cfg.path("hwsim")):
         write_models(cfg)
+    os.makedirs(cfg.artifacts_root, exist_ok=True)
     _start_manager(cfg, config_path)
     log("node manager: hooks %s, artifacts %s" % (cfg.hook_url, cfg.artifact_url))
     key = _start_slurm(cfg, docker)

@@ -22,11 +22,25 @@ from ansible_collections.gpufleet.baremetal.plugins.module_utils.errors import G
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.image.importer import docker_import_command  # noqa: E402
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.image.verify import verify_image  # noqa: E402
 
-__all__ = ["Installer", "MANIFEST", "SIGNATURE"]
+__all__ = ["Installer", "MANIFEST", "SIGNATURE", "verify_built"]
 
 MANIFEST = "manifest.json"
 SIGNATURE = MANIFEST + ".sig"
 _CHUNK = 1 << 20
+
+
+def verify_built(manifest_path, public_key_path, version=None):
+    """Verify a built image on disk (signature, artifact digest, version) or raise LabError."""
+    try:
+        with open(public_key_path, "rb") as handle:
+            key = handle.read()
+    except OSError as exc:
+        raise LabError("Cannot read the trusted image key %s: %s. Build the lab image (`make image-lab`)."
+                       % (public_key_path, exc))
+    try:
+        return verify_image(manifest_path, key, expected_version=version, key_where=public_key_path)
+    except GpufleetError as exc:
+        raise LabError("The lab refuses image %s: %s" % (manifest_path, exc.msg))
 
 
 class Installer:

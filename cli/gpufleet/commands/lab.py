@@ -6,7 +6,7 @@ import sys
 from gpufleet.collection import REPO_ROOT
 
 NAME = "lab"
-HELP = "the lab (digital twin): up, down, status, fault, clear-faults, console"
+HELP = "the lab (digital twin): up, publish, down, status, fault, clear-faults, console"
 LAB_DIR = os.path.join(REPO_ROOT, "lab")
 
 
@@ -28,6 +28,12 @@ def cmd_up(args):
     cfg = _config(args)
     vars_path = lab.up(cfg, bmc_only=args.bmc_only)
     print("lab up: %d racks x %d nodes; playbook vars: %s" % (cfg.racks, cfg.nodes_per_rack, vars_path))
+    return 0
+
+
+def cmd_publish(args):
+    _config_mod, lab = _twin()
+    lab.publish_image(_config(args), args.version)
     return 0
 
 
@@ -97,6 +103,9 @@ def register(parser):
     up.add_argument("--nodes-per-rack", type=int, help="override nodes per rack")
     up.add_argument("--bmc-only", action="store_true", help="only the BMC emulators (scales to 1,000 systems)")
     up.set_defaults(func=cmd_up)
+    publish = sub.add_parser("publish", help="verify a built image and serve it to the lab's virtual media")
+    publish.add_argument("--version", default="lab", help="image version under build/images (default lab)")
+    publish.set_defaults(func=cmd_publish)
     down = sub.add_parser("down", help="stop and remove everything `up` started")
     down.add_argument("--purge", action="store_true", help="also delete node disks and lab state (ledger, reports)")
     down.set_defaults(func=cmd_down)

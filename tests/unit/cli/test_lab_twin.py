@@ -86,7 +86,7 @@ def test_bmc_layer_scales_to_1000_systems(tmp_path):
 
 @pytest.mark.parametrize("override,fragment", [
     ({"racks": 0}, "racks must be"),
-    ({"manager": {"address": "127.0.0.1", "hook_port": 1, "artifact_port": 2, "artifacts_root": "x",
+    ({"manager": {"address": "127.0.0.1", "hook_port": 1, "artifact_port": 2, "images_root": "x",
                   "image_public_key": "k"}}, "outside the lab's loopback range"),
 ])
 def test_bad_config_is_refused(tmp_path, override, fragment):

@@ -1,0 +1,52 @@
+import io
+
+import pytest
+
+from gpufleet.commands import run
+
+
+def event(kind, host, action="ansible.builtin.command", task="t", **res):
+    return {"event": kind, "event_data": {"host": host, "task": task, "task_action": action, "res": res}}
+
+
+def test_progress_prints_one_line_per_state_change_and_failure():
+    out = io.StringIO()
+    ticks = iter([0.0, 1.0, 2.0, 3.0, 4.0])
+    progress = run.Progress(out, clock=lambda: next(ticks))
+    progress(event("runner_on_ok", "n1", "gpufleet.baremetal.node_state", "Record imaging", state="imaging"))
+    progress(event("runner_on_ok", "n1", "gpufleet.baremetal.node_state", "Record imaging", state="imaging"))
+    progress(event("runner_on_ok", "localhost", "gpufleet.baremetal.gang", state="planned"))
+    progress(event("runner_on_failed", "n2", task="Run the acceptance gate", msg="gate failed: nvlink\nmore"))
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 2
+    assert "n1" in lines[0] and "imaging" in lines[0] and "Record imaging" in lines[0]
+    assert "FAILED" in lines[1] and "gate failed: nvlink" in lines[1] and "more" not in lines[1]
+    summary = progress.summary()
+    assert "n1             imaging        ok" in summary and "n2" in summary and "FAILED" in summary
+
+
+def test_ignored_errors_are_not_failures():
+    progress = run.Progress(io.StringIO(), clock=lambda: 0.0)
+    data = event("runner_on_failed", "n1", msg="x")
+    data["event_data"]["ignore_errors"] = True
+    progress(data)
+    assert progress.nodes["n1"]["failed"] is False
+
+
+def test_extra_vars_parse_yaml_values_and_files():
+    values, files = run._extra_vars(["gpufleet_gang_size=8", "name=demo", "@x.yml", "flag=true"])
+    assert values == {"gpufleet_gang_size": 8, "name": "demo", "flag": True}
+    assert files[0].endswith("x.yml")
+
+
+def test_bad_extra_var_and_unknown_playbook_are_clear_errors():
+    from ansible_collections.gpufleet.baremetal.plugins.module_utils.errors import GpufleetError
+    with pytest.raises(GpufleetError):
+        run._extra_vars(["novalue"])
+    with pytest.raises(GpufleetError) as err:
+        run._playbook("nope")
+    assert "enroll, bringup, gang" in err.value.msg
+
+
+def test_playbook_names_resolve_to_the_collection_playbooks():
+    assert run._playbook("gang").endswith("playbooks/gang.yml")
