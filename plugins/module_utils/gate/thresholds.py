@@ -15,6 +15,7 @@ __metaclass__ = type
 
 import collections
 import dataclasses
+import math
 import numbers
 import os
 import re
@@ -200,13 +201,12 @@ def _unit(profile, where, entry, spec):
                            'Add unit: "%s"' % (entry.canonical or "<the metric unit>"))
     if entry.canonical is None:
         return unit
-    if UNITS.get(unit, (None,))[0] != UNITS[entry.canonical][0] or (
-            UNITS[entry.canonical][0] != "bandwidth" and unit != entry.canonical):
-        same = [u for u, (dim, _f) in UNITS.items() if dim == UNITS[entry.canonical][0]]
-        if UNITS[entry.canonical][0] != "bandwidth":
-            same = [entry.canonical]
+    dimension = UNITS[entry.canonical][0]
+    allowed = sorted(u for u, (dim, _f) in UNITS.items() if dim == dimension) if dimension == "bandwidth" \
+        else [entry.canonical]
+    if unit not in allowed:
         raise ProfileError(profile, where + ".unit", 'unit "%s" does not fit this check' % unit,
-                           "Use one of: " + ", ".join(sorted(same)))
+                           "Use one of: " + ", ".join(allowed))
     return unit
 
 
@@ -339,7 +339,7 @@ def _fmt(value):
 
 def _judge_bound(threshold, entry, measured):
     items = tuple((label, int(value) if isinstance(value, bool) else value) for label, value in _items(measured))
-    bad_type = [label for label, value in items if not _number(value) or value != value]
+    bad_type = [label for label, value in items if not _number(value) or math.isnan(value)]
     if bad_type or not items or (isinstance(measured, dict) and not measured):
         return FAIL, None, "%s: measured value %r is not a number" % (threshold.check, measured), ()
     shown = tuple((label, from_canonical(value, threshold.unit, entry)) for label, value in items)
@@ -358,8 +358,8 @@ def _judge_bound(threshold, entry, measured):
             threshold.check, _fmt(worst), threshold.unit, at, word, _fmt(threshold.limit), threshold.unit), extra
     side = "below the floor" if floor else "above the limit"
     names = ", ".join(str(label) for label, _v in offenders if label is not None)
-    reason = "%s: %s %s%s is %s of %s %s" % (threshold.check, _fmt(worst), threshold.unit, at, side,
-                                              _fmt(threshold.limit), threshold.unit)
+    reason = "%s: %s %s%s is %s of %s %s" % (
+        threshold.check, _fmt(worst), threshold.unit, at, side, _fmt(threshold.limit), threshold.unit)
     if names:
         reason += "; offending: " + names
     if threshold.check.startswith("nccl_") and worst == 0:

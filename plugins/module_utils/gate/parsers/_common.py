@@ -6,6 +6,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
+import math
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.errors import ParseError
 
@@ -31,7 +32,7 @@ def to_float(token, tool, expected, line_no=None, line=None):
         value = float(token)
     except (TypeError, ValueError):
         raise ParseError(tool, expected, line_no, line, why="%r is not a number" % (token,))
-    if value != value:
+    if math.isnan(value):
         raise ParseError(tool, expected, line_no, line, why="the value is NaN")
     return value
 

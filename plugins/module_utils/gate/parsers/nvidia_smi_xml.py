@@ -11,7 +11,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import xml.etree.ElementTree as ElementTree
+from xml.etree import ElementTree
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.errors import ParseError
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers._common import require_text
