@@ -7,7 +7,7 @@ import json
 import os
 
 DEFAULT_MODEL = "/etc/gpufleet-lab/hwmodel.json"
-DEFAULT_FLEET_DIR = "/etc/gpufleet-lab/fleet"
+DEFAULT_FLEET_DIR = "/etc/gpufleet-lab-fleet"
 
 DEFAULTS = {
     "node": "lab-node",
@@ -59,9 +59,13 @@ def load_model(path=None):
 
 
 def load_peer(name):
-    """Load a peer node's model from the fleet directory (the lab mounts every node's model there)."""
+    """Load a peer node's model from the fleet directory (the lab mounts every node's model there).
+
+    Both layouts work: ``<fleet>/<node>.json`` and the lab's ``<fleet>/<node>/hwmodel.json``.
+    """
     fleet = os.environ.get("GPUFLEET_HWSIM_FLEET_DIR", DEFAULT_FLEET_DIR)
-    return load_model(os.path.join(fleet, name + ".json"))
+    flat = os.path.join(fleet, name + ".json")
+    return load_model(flat if os.path.exists(flat) else os.path.join(fleet, name, "hwmodel.json"))
 
 
 class Model(object):

@@ -194,9 +194,15 @@ def _iperf3_run(probe, ctx):
 
 
 def _launcher(probe, ctx):
-    if not ctx.opt("peers"):
+    peers = list(ctx.opt("peers", []))
+    if not peers:
         return [_synthetic(probe.name, "", MISSING, "%s: no peers given; the multi-node test needs the peer "
                                                     "list (the leader runs it for the whole set)" % probe.name)]
+    nodes = _param(ctx, "nccl_multi_node", "nodes", None)
+    if nodes is not None and len(peers) + 1 != nodes:
+        return [_synthetic(probe.name, "", MISSING, "%s: the profile wants a set of %d nodes, this leader was "
+                                                    "given %d peer(s); pass %d peers" % (
+                                                        probe.name, nodes, len(peers), nodes - 1))]
     tool = list(ctx.opt("fabric_launcher", ["mpirun", "--allow-run-as-root"]))[0]
     return [ctx.runner.run(probe.name, tool, probe.args(ctx), ctx.timeout(probe.name))]
 

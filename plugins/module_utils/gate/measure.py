@@ -18,16 +18,18 @@ from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.errors imp
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.dcgmi import parse_dcgmi
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.fio import parse_fio
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.gpu_burn import parse_gpu_burn
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.iperf3 import parse_iperf3
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.kernel_log import parse_kernel_log
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.nccl import parse_nccl
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.nvbandwidth import parse_nvbandwidth
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.nvidia_smi import parse_nvidia_smi_csv
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.nvlink import parse_nvlink_status
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.perftest import parse_perftest
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.results import FAIL, CheckResult, failed_closed
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.soak import metric_value, parse_iterations
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.thresholds import UNITS, judge, parse_size
 
-__all__ = ["dcgm_diag", "fio", "gpu_burn", "kernel_log", "nvidia_smi_query", "nvlink_status", "nccl", "nvbandwidth", "repeated", "NVB_TESTCASES"]
+__all__ = ["dcgm_diag", "fio", "gpu_burn", "ib_write_bw", "iperf3", "kernel_log", "nvidia_smi_query", "nvlink_status", "nccl", "nvbandwidth", "repeated", "NVB_TESTCASES"]
 
 NVB_TESTCASES = {
     "nvbandwidth_d2d": "device_to_device_memcpy_read_ce",
@@ -46,9 +48,9 @@ def _param(ctx, check, key, default):
     return default if value is None else value
 
 
-def _flags(gpus, attribute):
-    """Per-GPU 1/0 for a Yes/No flag (pending remap, remap failure); ParseError when unreported."""
-    return dict((label, 1 if value else 0) for label, value in gpus.per_gpu(attribute))
+def _flagged(gpus, attribute):
+    """GPUs with a Yes/No flag set (pending retirement/remap, remap failure); ParseError when unreported."""
+    return tuple(label for label, value in gpus.per_gpu(attribute) if value)
 
 
 def _retired(gpus):
@@ -56,15 +58,25 @@ def _retired(gpus):
     return dict((label, sbe[label] + dbe[label]) for label in sbe)
 
 
-_NVSMI = {
+_NVSMI_VALUES = {
     "gpu_count": lambda gpus: gpus.count(),
     "gpu_model": lambda gpus: dict(("GPU%d" % i, name) for i, name in gpus.names()),
     "ecc_uncorrectable": lambda gpus: dict(gpus.per_gpu("ecc_uncorrected_volatile")),
     "retired_pages": _retired,
-    "retired_pages_pending": lambda gpus: _flags(gpus, "retired_pending"),
-    "row_remap_pending": lambda gpus: _flags(gpus, "remap_pending"),
-    "row_remap_failures": lambda gpus: _flags(gpus, "remap_failure"),
 }
+# Checks that count GPUs with a flag set: the reason names them.
+_NVSMI_FLAGS = {"retired_pages_pending": "retired_pending", "row_remap_pending": "remap_pending",
+                "row_remap_failures": "remap_failure"}
+
+
+def _nvsmi_check(check, gpus, ctx, details):
+    if check in _NVSMI_VALUES:
+        return _NVSMI_VALUES[check](gpus), details
+    flagged = _flagged(gpus, _NVSMI_FLAGS[check])
+    result = judge(check, len(flagged), ctx.profile, details + (("gpus", flagged),))
+    if not result.passed and flagged:
+        result = dataclasses.replace(result, reason="%s (%s)" % (result.reason, ", ".join(flagged)))
+    return result
 
 
 def nvidia_smi_query(texts, ctx):
@@ -75,14 +87,15 @@ def nvidia_smi_query(texts, ctx):
     gpus = parse_nvidia_smi_csv(_single(texts))
     details = (("driver_version", gpus.driver_version),)
     out = {}
-    for check, pick in _NVSMI.items():
+    for check in list(_NVSMI_VALUES) + list(_NVSMI_FLAGS):
+        if ctx.threshold(check) is None:
+            continue
         try:
-            out[check] = (pick(gpus), details)
+            out[check] = _nvsmi_check(check, gpus, ctx, details)
         except ParseError as exc:
             threshold = ctx.threshold(check)
-            out[check] = failed_closed(check, "gpu", "%s: %s" % (check, exc.msg),
-                                       threshold=threshold.limit if threshold else None,
-                                       unit=threshold.unit if threshold else "")
+            out[check] = failed_closed(check, "gpu", "%s: %s" % (check, exc.msg), threshold=threshold.limit,
+                                       unit=threshold.unit)
     return out
 
 
@@ -184,12 +197,22 @@ def repeated(check):
     return extract
 
 
-def _pending(tool):
-    # TODO(issue 5): replaced by the gate-parsers parser for this tool as soon as it lands.
-    def extract(texts, ctx):
-        raise ParseError(tool, "a supported parser", why="the parser for %s is not available yet" % tool)
-    return extract
+
+def iperf3(texts, ctx):
+    """Receiver throughput of ``iperf3 -J`` in Gb/s."""
+    result = parse_iperf3(_single(texts))
+    details = (("streams", result.streams), ("seconds", result.seconds), ("retransmits", result.retransmits))
+    return {"iperf3_tcp": (result.received_gbps(), details)}
 
 
-iperf3 = _pending("iperf3")
-ib_write_bw = _pending("ib_write_bw")
+def ib_write_bw(texts, ctx):
+    """Per-HCA ``ib_write_bw`` average at the largest size, Gb/s; one saved output per HCA."""
+    values = {}
+    for hca, text in sorted(texts.items()):
+        if not hca:
+            raise ParseError("ib_write_bw", "one output per HCA (raw/ib_write_bw.<hca>.txt)")
+        result = parse_perftest(text)
+        if result.device and result.device != hca:
+            raise ParseError("ib_write_bw", "a report for device %s" % hca, why="it reports %s" % result.device)
+        values[hca] = result.average_gbps()
+    return {"ib_write_bw": (values, (("hcas", tuple(sorted(values))),))}
