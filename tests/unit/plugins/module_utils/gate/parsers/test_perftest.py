@@ -47,3 +47,10 @@ def test_tool_name_is_reported():
     with pytest.raises(ParseError) as err:
         parse_perftest("", tool="ib_read_bw")
     assert err.value.tool == "ib_read_bw"
+
+
+def test_rdma_core_provider_warnings_are_not_errors():
+    warning = ("libibverbs: Warning: couldn't load driver 'libhns-rdmav34.so': libhns-rdmav34.so: "
+               "cannot open shared object file: No such file or directory\n")
+    result = parse_perftest(warning + read("6.10-gdr-400g-mlx5_0.txt"))
+    assert result.average_gbps() == pytest.approx(392.82)

@@ -1,0 +1,10 @@
+# Acceptance-gate parsers and threshold profiles. Included by the Makefile.
+.PHONY: test-gate-parsers check-profiles
+
+test-gate-parsers: venv collection ## run the gate parser and threshold-profile unit tests (about a second)
+	$(PY) -m pytest tests/unit/plugins/module_utils/gate/parsers tests/unit/plugins/module_utils/gate/test_thresholds.py $(PYTEST_ARGS)
+
+check-profiles: venv collection ## validate every threshold profile in profiles/gate/
+	$(PY) -c 'import glob, sys; sys.path.insert(0, "build/collections"); \
+	from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.thresholds import load_profile; \
+	[print("%-14s %2d checks  OK" % (p.name, len(p.checks))) for p in map(load_profile, sorted(glob.glob("profiles/gate/*.yml")))]'
