@@ -204,6 +204,11 @@ def playbook_vars(cfg, munge_key):
         "gpufleet_slurm_controller": cfg.slurm["hostname"],
         "gpufleet_slurm_controller_container": cfg.slurm["container"],
         "gpufleet_munge_key_file": munge_key,
+        # Lab nodes are unprivileged containers: docker owns the kernel host name and
+        # bind-mounts /etc/hosts, and they have no RDMA rails to configure.
+        "node_identity_set_runtime_hostname": False,
+        "node_identity_unsafe_writes": True,
+        "gpufleet_configure_fabric": False,
     }
 
 

@@ -44,7 +44,10 @@ class Progress:
             if res["state"] != node["state"]:
                 node["state"] = res["state"]
                 self._line(host, node["state"], "(%s)" % node["task"])
-        elif kind != "runner_on_ok" and not data.get("ignore_errors"):
+        elif kind == "runner_on_unreachable":
+            # may be expected (ignore_unreachable); the ledger says whether the node failed
+            self._line(host, "unreachable", "(%s)" % node["task"])
+        elif kind == "runner_on_failed" and not data.get("ignore_errors"):
             node["failed"] = True
             reason = res.get("msg") or res.get("reason") or kind
             self._line(host, "FAILED", "%s: %s" % (node["task"], str(reason).splitlines()[0][:160]))

@@ -1,0 +1,28 @@
+# The lab (digital twin) and the lifecycle. Included by the Makefile.
+.PHONY: lab-up lab-down lab-purge lab-status lab-image demo-lab
+
+GPUFLEET := $(VENV)/bin/gpufleet
+ifndef LAB_GANG_ID
+LAB_GANG_ID := demo-$(shell date -u +%Y%m%dT%H%M%SZ)
+endif
+LAB_GANG_SIZE ?= 8
+
+lab-image: venv collection base-image ## build and sign the lab golden image (reuses a verified identical build)
+	$(GPUFLEET) image build lab --generate-key
+
+lab-up: venv collection base-image ## start the lab: BMC emulators, node manager, Slurm controller
+	$(GPUFLEET) lab up
+
+lab-status: ## show the lab: racks, manager, node containers, Slurm states
+	$(GPUFLEET) lab status
+
+lab-down: ## stop the lab (keeps node disks, ledger and reports)
+	$(GPUFLEET) lab down
+
+lab-purge: ## stop the lab and delete node disks, ledger and reports
+	$(GPUFLEET) lab down --purge
+
+demo-lab: lab-image lab-up ## gang-provision all 8 lab nodes, run srun -N8 hostname, print the report
+	$(GPUFLEET) lab publish --version lab
+	$(GPUFLEET) run gang --lab -e gpufleet_gang_id=$(LAB_GANG_ID) -e gpufleet_gang_size=$(LAB_GANG_SIZE) -e gpufleet_gang_sku=lab
+	docker exec gpufleet-lab-slurmctld srun --reservation=$(LAB_GANG_ID) -N$(LAB_GANG_SIZE) hostname
