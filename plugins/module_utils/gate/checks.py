@@ -214,8 +214,8 @@ def _fio_run(probe, ctx):
         if not os.path.isdir(folder):
             os.makedirs(folder, 0o700)
     except OSError as exc:
-        return [_synthetic(probe.name, "", MISSING, "%s: cannot create storage_dir %s (%s)" % (probe.name, folder,
-                                                                                           exc))]
+        why = "%s: cannot create storage_dir %s (%s)" % (probe.name, folder, exc)
+        return [_synthetic(probe.name, "", MISSING, why)]
     try:
         return [ctx.runner.run(probe.name, probe.tool, probe.args(ctx), ctx.timeout(probe.name))]
     finally:

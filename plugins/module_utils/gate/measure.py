@@ -29,7 +29,8 @@ from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.results im
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.soak import metric_value, parse_iterations
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.thresholds import UNITS, judge, parse_size
 
-__all__ = ["dcgm_diag", "fio", "gpu_burn", "ib_write_bw", "iperf3", "kernel_log", "nvidia_smi_query", "nvlink_status", "nccl", "nvbandwidth", "repeated", "NVB_TESTCASES"]
+__all__ = ["dcgm_diag", "fio", "gpu_burn", "ib_write_bw", "iperf3", "kernel_log", "nvidia_smi_query",
+           "nvlink_status", "nccl", "nvbandwidth", "repeated", "NVB_TESTCASES"]
 
 NVB_TESTCASES = {
     "nvbandwidth_d2d": "device_to_device_memcpy_read_ce",
@@ -195,7 +196,6 @@ def repeated(check):
             values["iteration %d" % number] = value
         return {check: (values, (("iterations", len(values)),))}
     return extract
-
 
 
 def iperf3(texts, ctx):

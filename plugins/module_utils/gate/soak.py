@@ -66,8 +66,8 @@ def run_repeated(name, ctx):
     chunks, errors, last = [], [], None
     for iteration in range(1, _MAX_ITERATIONS + 1):
         last = ctx.runner.run(name, "sh", ["-c", command], ctx.timeout(name))
-        chunks.append("### iteration %d rc=%s duration_s=%.3f\n%s" % (iteration, last.rc, last.duration,
-                                                                       (last.stdout or "").rstrip("\n")))
+        body = (last.stdout or "").rstrip("\n")
+        chunks.append("### iteration %d rc=%s duration_s=%.3f\n%s" % (iteration, last.rc, last.duration, body))
         if last.stderr:
             errors.append("### iteration %d\n%s" % (iteration, last.stderr.rstrip("\n")))
         value = metric_value(last.stdout, metric)
