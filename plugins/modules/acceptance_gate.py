@@ -70,7 +70,16 @@ options:
     description:
       - Other nodes of the fabric test set. This node is the leader; it runs the multi-node NCCL test
         for the whole set through O(fabric_launcher) and targets the first peer with iperf3.
-      - Empty on every other member of the set, which then skips nothing but has no multi-node check to run.
+      - Without peers, a profile's C(nccl_multi_node) check fails closed; on the other members of the set
+        waive it with O(skip_checks) (the leader's report proves the set).
+    type: list
+    elements: str
+    default: []
+  skip_checks:
+    description:
+      - Profile checks to waive on this run. They are reported with verdict C(skip) and the reason
+        C(waived by the caller), never measured and never counted as passed.
+      - A name the profile does not have fails the task (typo protection).
     type: list
     elements: str
     default: []
@@ -143,11 +152,12 @@ EXAMPLES = r"""
     fail_on_verdict: false
   register: gpu_gate
 
-- name: Lead the fabric test for a set of nodes
+- name: Test the fabric of a set of nodes; the first node of the set leads
   gpufleet.baremetal.acceptance_gate:
     profile: "{{ gate_profile }}"
     phases: [fabric]
-    peers: "{{ groups['rack42'] | difference([inventory_hostname]) }}"
+    peers: "{{ (groups['rack42'] | difference([inventory_hostname])) if inventory_hostname == groups['rack42'][0] else [] }}"
+    skip_checks: "{{ [] if inventory_hostname == groups['rack42'][0] else ['nccl_multi_node'] }}"
     hcas: [mlx5_0, mlx5_1]
 """
 

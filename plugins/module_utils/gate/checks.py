@@ -196,8 +196,9 @@ def _iperf3_run(probe, ctx):
 def _launcher(probe, ctx):
     peers = list(ctx.opt("peers", []))
     if not peers:
-        return [_synthetic(probe.name, "", MISSING, "%s: no peers given; the multi-node test needs the peer "
-                                                    "list (the leader runs it for the whole set)" % probe.name)]
+        return [_synthetic(probe.name, "", MISSING, "%s: no peers given; the multi-node test runs on the set's "
+                                                    "leader with peers set to the other members; on the members, "
+                                                    "waive it with skip_checks: [nccl_multi_node]" % probe.name)]
     nodes = _param(ctx, "nccl_multi_node", "nodes", None)
     if nodes is not None and len(peers) + 1 != nodes:
         return [_synthetic(probe.name, "", MISSING, "%s: the profile wants a set of %d nodes, this leader was "

@@ -42,6 +42,7 @@ def argument_spec():
         image_release_path=dict(type="path", default=IMAGE_RELEASE_PATH),
         firmware_inventory=dict(type="list", elements="dict"),
         peers=dict(type="list", elements="str", default=[]),
+        skip_checks=dict(type="list", elements="str", default=[]),
         hcas=dict(type="list", elements="str", default=[]),
         fabric_launcher=dict(type="list", elements="str", default=["mpirun", "--allow-run-as-root"]),
         tool_paths=dict(type="dict", default={}),
@@ -81,8 +82,8 @@ def _image_version(path):
 
 
 def _options(params, node):
-    keys = ("expected_release", "image_release_path", "firmware_inventory", "peers", "hcas", "fabric_launcher",
-            "storage_dir", "timeouts", "default_timeout")
+    keys = ("expected_release", "image_release_path", "firmware_inventory", "peers", "skip_checks", "hcas",
+            "fabric_launcher", "storage_dir", "timeouts", "default_timeout")
     options = dict((k, params.get(k)) for k in keys)
     options["node"] = node
     return options
@@ -100,7 +101,7 @@ def _previous(report_dir):
 def _plan_only(profile, params, options):
     ctx = GateContext(profile, options=options)
     return [{"phase": phase, "probes": [dict(describe(p, ctx), checks=list(c)) for p, c in probes]}
-            for phase, probes in plan(profile, params.get("phases"))]
+            for phase, probes in plan(profile, params.get("phases"), tuple(params.get("skip_checks") or ()))]
 
 
 def _sink(folder):

@@ -47,22 +47,31 @@ class GateContext:
         return self.profile.threshold(check) if self.profile.has(check) else None
 
 
-def _wanted(probe, profile):
-    return tuple(c for c in probe.checks if c in LOCAL_CHECKS or profile.has(c))
+def _wanted(probe, profile, waived):
+    return tuple(c for c in probe.checks if (c in LOCAL_CHECKS or profile.has(c)) and c not in waived)
 
 
-def plan(profile, phases=None):
-    """Ordered (phase, [(probe, checks)]) for the selected phases; unknown phases raise."""
+def _check_waivers(profile, waived):
+    unknown = [c for c in waived if c not in LOCAL_CHECKS and not profile.has(c)]
+    if unknown:
+        raise GateError("skip_checks names %s, which profile %s does not have. Use check names from the profile: "
+                        "%s." % (", ".join(unknown), profile.name, ", ".join(n for n, _t in profile.checks)),
+                        skip_checks=unknown)
+
+
+def plan(profile, phases=None, waived=()):
+    """Ordered (phase, [(probe, checks)]) for the selected phases; unknown phases or waivers raise."""
     chosen = list(phases or PHASES)
     unknown = [p for p in chosen if p not in PHASES]
     if unknown:
         raise GateError("Unknown gate phase(s) %s. Choose from: %s." % (", ".join(unknown), ", ".join(PHASES)),
                         phases=unknown)
+    _check_waivers(profile, waived)
     out = []
     for phase in PHASES:
         if phase not in chosen:
             continue
-        probes = [(p, _wanted(p, profile)) for p in PROBES if p.phase == phase]
+        probes = [(p, _wanted(p, profile, waived)) for p in PROBES if p.phase == phase]
         out.append((phase, [(p, c) for p, c in probes if c]))
     return out
 
@@ -143,8 +152,11 @@ def run_gate(ctx, phases=None, run_all=False):
     started = ctx.clock()
     outcome = {"phases": [], "verdict": PASS, "failed_phase": None, "failed_check": None, "reason": ""}
     stop = None
-    for phase, probes in plan(ctx.profile, phases):
+    waived = tuple(ctx.opt("skip_checks", ()))
+    for phase, probes in plan(ctx.profile, phases, waived):
         entry = {"name": phase, "results": [], "extra": {}, "verdict": PASS, "note": ""}
+        entry["results"].extend(_skipped([c for c in waived if _phase_of(ctx.profile, c) == phase], phase,
+                                         "waived by the caller (skip_checks); not measured"))
         phase_started = ctx.clock()
         for probe, checks in probes:
             if stop:
@@ -156,7 +168,7 @@ def run_gate(ctx, phases=None, run_all=False):
             _record_failure(outcome, entry, results)
             if entry["verdict"] == FAIL and not run_all:
                 stop = "phase %s failed (%s)" % (phase, outcome["failed_check"])
-        uncovered = _uncovered(ctx.profile, phase)
+        uncovered = _uncovered(ctx.profile, phase, waived)
         if uncovered and not stop:
             results = [_closed(ctx, c, phase, "%s: the gate has no probe that measures this check; remove it "
                                               "from profile %s" % (c, ctx.profile.name)) for c in uncovered]
@@ -164,7 +176,7 @@ def run_gate(ctx, phases=None, run_all=False):
             _record_failure(outcome, entry, results)
         if not probes and not uncovered:
             entry["verdict"], entry["note"] = SKIP, "no checks for this phase in profile %s" % ctx.profile.name
-        elif stop and not any(r.verdict != SKIP for r in entry["results"]):
+        elif not any(r.verdict != SKIP for r in entry["results"]):
             entry["verdict"] = SKIP
         entry["duration"] = ctx.clock() - phase_started
         outcome["phases"].append(entry)
@@ -173,9 +185,15 @@ def run_gate(ctx, phases=None, run_all=False):
     return outcome
 
 
-def _uncovered(profile, phase):
+def _phase_of(profile, check):
+    if check in LOCAL_CHECKS:
+        return [p.phase for p in PROBES if check in p.checks][0]
+    return profile.threshold(check).phase
+
+
+def _uncovered(profile, phase, waived):
     fed = set(c for p in PROBES for c in p.checks)
-    return [c for c in profile.phase_checks(phase) if c not in fed]
+    return [c for c in profile.phase_checks(phase) if c not in fed and c not in waived]
 
 
 def _record_failure(outcome, entry, results):

@@ -265,3 +265,31 @@ def test_soak_runs_until_duration_and_stops_early(answers, verdict, iterations, 
     assert soak.verdict == verdict, soak.reason
     assert len(ctx.runner.calls) == iterations and ctx.runner.calls[0][1] == ["sh", "-c", "python3 train.py"]
     assert verdict == "pass" or fragment in soak.reason
+
+
+def test_skip_checks_waives_named_checks_and_rejects_unknown_names(tmp_path):
+    outputs, options = healthy(tmp_path)
+    outputs["gpu_burn"] = fixture("gpu_burn", "1.1-faulty-gpu3.txt")
+    options["skip_checks"] = ["gpu_burn", "xid"]
+    outcome, runner, _saved = gate(outputs, options)
+    assert outcome["verdict"] == "pass"
+    waived = [r for p in outcome["phases"] for r in p["results"] if r.name in ("gpu_burn", "xid")]
+    assert [r.verdict for r in waived] == ["skip", "skip"] and "waived by the caller" in waived[0].reason
+    assert "gpu_burn" not in dict(runner.calls) and "dmesg" not in dict(runner.calls)
+    options["skip_checks"] = ["gpu_brun"]
+    with pytest.raises(Exception, match="skip_checks names gpu_brun"):
+        gate(outputs, options)
+
+
+def test_multi_node_check_without_peers_fails_closed_with_the_fix(tmp_path):
+    profile = {"profile": "unit", "checks": {"nccl_multi_node": {"min": 300, "unit": "GB/s", "nodes": 2}}}
+    outcome, runner, _saved = gate({}, {}, profile=profile, phases=["fabric"])
+    assert outcome["failed_check"] == "nccl_multi_node" and "skip_checks: [nccl_multi_node]" in outcome["reason"]
+    outcome, runner, _saved = gate({}, {"peers": ["b", "c"]}, profile=profile, phases=["fabric"])
+    assert "wants a set of 2 nodes" in outcome["reason"] and not runner.calls
+    outputs = {"nccl_multi_node": fixture("nccl", "2.14-pass-16xh100-two-nodes.txt")}
+    outcome, runner, _saved = gate(outputs, {"peers": ["b"], "node": "a"}, profile=profile, phases=["fabric"])
+    assert outcome["verdict"] == "pass", outcome["reason"]
+    argv = runner.calls[0][1]
+    assert argv[:6] == ["mpirun", "--allow-run-as-root", "-H", "a:8,b:8", "-np", "16"]
+    assert argv[6:9] == ["all_reduce_perf", "-b", "1073741824"] and argv[-2:] == ["-g", "1"]
