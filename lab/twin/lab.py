@@ -185,9 +185,16 @@ def publish_image(cfg, version="lab", log=print):
     return summary
 
 
+def _model_hcas(cfg):
+    """HCA names of the lab's hardware model: the gate's ib_write_bw targets (shimmed)."""
+    with open(os.path.join(LAB_DIR, "hwsim", "models", cfg.hwsim.get("model", "healthy.json"))) as handle:
+        return [h["name"] for h in json.load(handle).get("hcas") or []]
+
+
 def playbook_vars(cfg, munge_key):
     """Extra vars that point the lifecycle playbooks at this lab (lab-only credentials)."""
     return {
+        "gpufleet_gate_hcas": _model_hcas(cfg),
         "gpufleet_lab": True,
         "gpufleet_lab_state_dir": cfg.state_dir,
         "gpufleet_ledger": cfg.path("ledger.sqlite"),

@@ -13,7 +13,17 @@ def parse_time(text):
         tzinfo=datetime.timezone.utc).timestamp()
 
 
+def _merge(first, second):
+    """One node's reports (single-node phases, then the fabric phase it led) as one."""
+    merged = dict(first)
+    merged["phases"] = list(first.get("phases") or []) + list(second.get("phases") or [])
+    if second.get("verdict") == "fail" and first.get("verdict") != "fail":
+        merged.update(verdict="fail", reason=second.get("reason"), failed_phase=second.get("failed_phase"))
+    return merged
+
+
 def _gate_reports(gate_dir):
+    """Saved gate reports by node; a node's ``<node>.*.json`` files are merged in name order."""
     reports = {}
     for path in sorted(glob.glob(os.path.join(gate_dir or "", "*.json"))):
         try:
@@ -21,8 +31,8 @@ def _gate_reports(gate_dir):
                 report = json.load(handle)
         except (OSError, ValueError):
             continue
-        node = report.get("node") or os.path.splitext(os.path.basename(path))[0]
-        reports[node] = report
+        node = report.get("node") or os.path.basename(path).split(".")[0]
+        reports[node] = _merge(reports[node], report) if node in reports else report
     return reports
 
 

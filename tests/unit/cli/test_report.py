@@ -60,3 +60,18 @@ def test_report_command_writes_both_files(tmp_path, capsys):
     paths = report_cmd.build(str(tmp_path / "ledger.sqlite"), str(tmp_path / "out"), gate_dir)
     assert open(paths["html"]).read().startswith("<!DOCTYPE html>")
     assert "# gpufleet bring-up report" in open(paths["markdown"]).read()
+
+
+def test_fabric_report_is_merged_into_its_leader(tmp_path):
+    book, gate_dir = _ledger(tmp_path)
+    fabric = {"node": "n1", "verdict": "fail", "reason": "nccl_multi_node below floor", "failed_phase": "fabric",
+              "phases": [{"name": "fabric", "checks": [{"name": "nccl_multi_node", "measured": 90.0,
+                                                         "threshold": 340, "unit": "GB/s", "verdict": "fail"}]}]}
+    node = {"node": "n1", "verdict": "pass", "phases": [{"name": "gpu", "checks": [
+        {"name": "gpu_count", "measured": 8, "threshold": 8, "unit": "count", "verdict": "pass"}]}]}
+    (tmp_path / "gate" / "n1.node.json").write_text(json.dumps(node))
+    (tmp_path / "gate" / "n1.fabric.json").write_text(json.dumps(fabric))
+    data = collect(book, gate_dir=gate_dir, generated_at=1_800_000_300.0)
+    n1 = [n for n in data["nodes"] if n["node"] == "n1"][0]
+    assert sorted(c["name"] for c in n1["checks"]) == ["gpu_count", "nccl_multi_node"]
+    assert n1["gate_verdict"] == "fail" and "nccl_multi_node" in n1["gate_reason"]
