@@ -136,7 +136,7 @@ seealso:
 EXAMPLES = r"""
 - name: Run the acceptance gate with the H100 profile
   gpufleet.baremetal.acceptance_gate:
-    profile: "{{ lookup('ansible.builtin.file', 'profiles/gate/h100.yml') | from_yaml }}"
+    profile: "{{ lookup('ansible.builtin.file', 'profiles/gate/h100-sxm-8x.yml') | from_yaml }}"
     expected_release:
       VERSION: "{{ image_manifest.version }}"
       BUILD_ID: "{{ image_manifest.build_id }}"
@@ -146,7 +146,7 @@ EXAMPLES = r"""
 
 - name: Run only the GPU phase and collect every failure
   gpufleet.baremetal.acceptance_gate:
-    profile: /etc/gpufleet/profiles/h100.yml
+    profile: /etc/gpufleet/profiles/h100-sxm-8x.yml
     phases: [gpu]
     run_all: true
     fail_on_verdict: false
