@@ -4,7 +4,7 @@
 set -eu
 out=/var/lib/gpufleet-build
 mkdir -p "$out"
-dpkg-query -W -f='${binary:Package}\t${Version}\t${Architecture}\n' | LC_ALL=C sort >"$out/packages.tsv"
+dpkg-query -W -f='${binary:Package}\t${Version}\t${Architecture}\t${db:Status-Status}\n' | LC_ALL=C sort >"$out/packages.tsv"
 # A container image has no kernel of its own; a disk image lists its installed kernels.
 (ls /lib/modules 2>/dev/null || true) | LC_ALL=C sort >"$out/kernels.txt"
 cp /etc/gpufleet/image-release "$out/image-release"

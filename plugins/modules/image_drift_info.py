@@ -35,7 +35,8 @@ options:
   packages:
     description:
       - The node's package list as printed by
-        C(dpkg-query -W -f='${binary:Package}\\t${Version}\\t${Architecture}\\n').
+        C(dpkg-query -W -f='${binary:Package}\\t${Version}\\t${Architecture}\\t${db:Status-Status}\\n').
+      - The fourth (status) column is optional; with it, only C(installed) packages count.
     type: str
     required: true
   release:

@@ -24,3 +24,8 @@ def test_pin_mismatches_lists_wrong_and_missing():
 def test_rejects_malformed_lists(text, message):
     with pytest.raises(ManifestError, match=message):
         parse_packages(text)
+
+
+def test_status_column_keeps_only_installed_packages():
+    text = "fio\t3.33-3\tamd64\tinstalled\niperf3\t3.12-1+deb12u2\tamd64\tconfig-files\n"
+    assert [p["name"] for p in parse_packages(text)] == ["fio"]
