@@ -4,7 +4,7 @@
 test-gate-unit: venv collection ## run the gate runner/phases/report/module/evaluate unit tests (under a second)
 	$(PY) -m pytest tests/unit/plugins/module_utils/gate/test_runner.py tests/unit/plugins/module_utils/gate/test_phases.py \
 	  tests/unit/plugins/module_utils/gate/test_report.py tests/unit/plugins/modules/test_acceptance_gate.py \
-	  tests/unit/cli/test_gate_evaluate.py $(PYTEST_ARGS)
+	  tests/unit/plugins/module_utils/gate/test_tpm.py tests/unit/cli/test_gate_evaluate.py $(PYTEST_ARGS)
 
 test-gate: test-gate-unit ## run the gate unit tests, the hwsim format tests and the lab integration test (about 2 min)
 	$(PY) -m pytest tests/integration/gate $(PYTEST_ARGS)

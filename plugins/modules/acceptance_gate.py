@@ -66,6 +66,29 @@ options:
         C(id), C(name), C(version) and C(updateable). Judged against the profile's C(firmware_pins).
     type: list
     elements: dict
+  tpm_quote:
+    description:
+      - Also quote the node's TPM 2.0 over O(tpm_quote.pcrs) with a nonce (tpm2-tools 5.x on the node) in the
+        attestation phase. The C(tpm_quote) check passes only when C(tpm2_checkquote) verifies the signature and
+        nonce and every expected PCR value matches.
+      - The report keeps the quote and the attestation key's public PEM, so the controller can also verify the
+        quote against an AK it enrolled.
+    type: dict
+    suboptions:
+      pcrs:
+        description: PCR selection in tpm2-tools syntax.
+        type: str
+        default: sha256:0,1,2,7
+      nonce:
+        description: Fresh hex nonce chosen by the controller for this run. A random one is made on the node when omitted.
+        type: str
+      expected_pcrs:
+        description: Expected values, PCR index (or C(bank:index)) to hex digest.
+        type: dict
+        required: true
+      tcti:
+        description: TCTI for the tpm2 tools (passed as C(-T)), for example C(swtpm:host=127.0.0.1,port=2321). The tools' default when omitted.
+        type: str
   peers:
     description:
       - Other nodes of the fabric test set. This node is the leader; it runs the multi-node NCCL test

@@ -23,13 +23,16 @@ from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.attestatio
     IMAGE_RELEASE_PATH, extract_firmware, extract_image_release)
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.runner import MISSING, ToolRun
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.soak import run_repeated
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.tpm import collect_quote, extract_tpm_quote
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.thresholds import parse_size
 
 __all__ = ["Probe", "PROBES", "LOCAL_CHECKS", "RC_IS_NOT_A_VERDICT", "probe_by_name", "collect", "describe"]
 
 Probe = collections.namedtuple("Probe", "name phase checks mode tool args extract retryable")
 
-LOCAL_CHECKS = ("image_release",)
+# Checks the gate judges itself (not in the threshold catalog): the image release always,
+# the TPM quote when the caller asks for it (``tpm_quote`` option).
+LOCAL_CHECKS = ("image_release", "tpm_quote")
 # Probes whose exit status is not a verdict: dcgmi exits non-zero when a test fails (the
 # JSON says which), gpu-burn's exit code is unreliable (its summary is judged instead);
 # repeated runs record each iteration's status in their raw output.
@@ -98,6 +101,7 @@ def _fixed(*args):
 PROBES = (
     Probe("image_release", "attestation", ("image_release",), "file", None, None, extract_image_release, False),
     Probe("firmware", "attestation", ("firmware_pins",), "input", None, None, extract_firmware, False),
+    Probe("tpm_quote", "attestation", ("tpm_quote",), "tpm", "tpm2_quote", None, extract_tpm_quote, False),
     Probe("nvidia_smi_query", "gpu", ("gpu_count", "gpu_model", "ecc_uncorrectable", "retired_pages",
                                       "retired_pages_pending", "row_remap_pending", "row_remap_failures"), "run", "nvidia-smi",
           _fixed("--query-gpu=" + NVSMI_FIELDS, "--format=csv"), measure.nvidia_smi_query, False),
@@ -230,7 +234,7 @@ def _repeat(probe, ctx):
     return [run_repeated(probe.name, ctx)]
 
 
-_COLLECT = {"file": _read_file, "fio": _fio_run, "input": _input, "per_hca": _per_hca, "iperf3": _iperf3_run,
+_COLLECT = {"file": _read_file, "fio": _fio_run, "tpm": collect_quote, "input": _input, "per_hca": _per_hca, "iperf3": _iperf3_run,
             "launcher": _launcher, "repeat": _repeat,
             "run": lambda probe, ctx: [ctx.runner.run(probe.name, probe.tool, probe.args(ctx),
                                                       ctx.timeout(probe.name))]}
@@ -243,7 +247,7 @@ def collect(probe, ctx):
 
 def describe(probe, ctx):
     """What the probe would run (check mode): a short mapping."""
-    if probe.mode in ("file", "input", "repeat", "per_hca"):
+    if probe.mode in ("file", "input", "repeat", "per_hca", "tpm"):
         return {"probe": probe.name, "mode": probe.mode, "tool": probe.tool}
     tool = probe.tool
     if probe.mode == "launcher":

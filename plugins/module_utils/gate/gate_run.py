@@ -22,7 +22,8 @@ from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.attestatio
     IMAGE_RELEASE_PATH, parse_image_release)
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.checks import describe
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.errors import GateError, ParseError
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.phases import GateContext, plan, run_gate
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.phases import (
+    GateContext, local_checks, plan, run_gate)
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.runner import Runner
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.thresholds import (
     PHASES, load_profile, profile_from_dict)
@@ -41,6 +42,12 @@ def argument_spec():
         expected_release=dict(type="dict"),
         image_release_path=dict(type="path", default=IMAGE_RELEASE_PATH),
         firmware_inventory=dict(type="list", elements="dict"),
+        tpm_quote=dict(type="dict", options=dict(
+            pcrs=dict(type="str", default="sha256:0,1,2,7"),
+            nonce=dict(type="str"),
+            expected_pcrs=dict(type="dict", required=True),
+            tcti=dict(type="str"),
+        )),
         peers=dict(type="list", elements="str", default=[]),
         skip_checks=dict(type="list", elements="str", default=[]),
         hcas=dict(type="list", elements="str", default=[]),
@@ -82,7 +89,7 @@ def _image_version(path):
 
 
 def _options(params, node):
-    keys = ("expected_release", "image_release_path", "firmware_inventory", "peers", "skip_checks", "hcas",
+    keys = ("expected_release", "image_release_path", "firmware_inventory", "tpm_quote", "peers", "skip_checks", "hcas",
             "fabric_launcher", "storage_dir", "timeouts", "default_timeout")
     options = dict((k, params.get(k)) for k in keys)
     options["node"] = node
@@ -101,7 +108,8 @@ def _previous(report_dir):
 def _plan_only(profile, params, options):
     ctx = GateContext(profile, options=options)
     return [{"phase": phase, "probes": [dict(describe(p, ctx), checks=list(c)) for p, c in probes]}
-            for phase, probes in plan(profile, params.get("phases"), tuple(params.get("skip_checks") or ()))]
+            for phase, probes in plan(profile, params.get("phases"), tuple(params.get("skip_checks") or ()),
+                                      local_checks(options))]
 
 
 def _sink(folder):

@@ -22,7 +22,7 @@ from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.results im
     FAIL, PASS, SKIP, CheckResult, failed_closed)
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.thresholds import PHASES, judge
 
-__all__ = ["PHASES", "GateContext", "plan", "run_gate", "judge_probe"]
+__all__ = ["PHASES", "GateContext", "plan", "local_checks", "run_gate", "judge_probe"]
 
 
 class GateContext:
@@ -47,8 +47,8 @@ class GateContext:
         return self.profile.threshold(check) if self.profile.has(check) else None
 
 
-def _wanted(probe, profile, waived):
-    return tuple(c for c in probe.checks if (c in LOCAL_CHECKS or profile.has(c)) and c not in waived)
+def _wanted(probe, profile, waived, local):
+    return tuple(c for c in probe.checks if (c in local or profile.has(c)) and c not in waived)
 
 
 def _check_waivers(profile, waived):
@@ -59,7 +59,12 @@ def _check_waivers(profile, waived):
                         skip_checks=unknown)
 
 
-def plan(profile, phases=None, waived=()):
+def local_checks(options):
+    """Gate-judged checks that run: the image release always, the TPM quote when asked for."""
+    return ("image_release",) + (("tpm_quote",) if (options or {}).get("tpm_quote") else ())
+
+
+def plan(profile, phases=None, waived=(), local=("image_release",)):
     """Ordered (phase, [(probe, checks)]) for the selected phases; unknown phases or waivers raise."""
     chosen = list(phases or PHASES)
     unknown = [p for p in chosen if p not in PHASES]
@@ -71,7 +76,7 @@ def plan(profile, phases=None, waived=()):
     for phase in PHASES:
         if phase not in chosen:
             continue
-        probes = [(p, _wanted(p, profile, waived)) for p in PROBES if p.phase == phase]
+        probes = [(p, _wanted(p, profile, waived, local)) for p in PROBES if p.phase == phase]
         out.append((phase, [(p, c) for p, c in probes if c]))
     return out
 
@@ -153,7 +158,7 @@ def run_gate(ctx, phases=None, run_all=False):
     outcome = {"phases": [], "verdict": PASS, "failed_phase": None, "failed_check": None, "reason": ""}
     stop = None
     waived = tuple(ctx.opt("skip_checks", ()))
-    for phase, probes in plan(ctx.profile, phases, waived):
+    for phase, probes in plan(ctx.profile, phases, waived, local_checks(ctx.options)):
         entry = {"name": phase, "results": [], "extra": {}, "verdict": PASS, "note": ""}
         entry["results"].extend(_skipped([c for c in waived if _phase_of(ctx.profile, c) == phase], phase,
                                          "waived by the caller (skip_checks); not measured"))

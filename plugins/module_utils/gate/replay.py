@@ -81,6 +81,6 @@ def evaluate(profile, results, expected_release=None, phases=None):
     folder = raw_folder(results)
     inputs = read_inputs(results if folder != results else os.path.dirname(folder))
     options = {"replay": True, "expected_release": expected_release or inputs.get("expected_release"),
-               "peers": inputs.get("peers") or [], "node": inputs.get("node")}
+               "peers": inputs.get("peers") or [], "node": inputs.get("node"), "tpm_quote": inputs.get("tpm_quote")}
     ctx = GateContext(profile, options=options, collector=replay_collector(folder))
     return run_gate(ctx, phases, run_all=True), options
