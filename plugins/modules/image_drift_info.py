@@ -1,6 +1,6 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
-# Copyright: contributors to gpufleet.baremetal
+# Copyright: gpufleet.baremetal contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 from __future__ import absolute_import, division, print_function
 
@@ -17,7 +17,10 @@ description:
   - Reports packages added, removed or at another version, image-release values that differ, and
     pinned packages that are no longer held. Read-only; always returns C(changed=false).
 author:
-  - gpufleet contributors
+  - gpufleet.baremetal developers (@gpufleet)
+extends_documentation_fragment:
+  - gpufleet.baremetal.attributes
+  - gpufleet.baremetal.attributes.INFO_MODULE
 options:
   manifest:
     description: Path of the image's C(manifest.json) (on the host running the module, normally the controller).
@@ -51,13 +54,6 @@ options:
     description: Name of the node, echoed in the result and in errors.
     type: str
     default: node
-attributes:
-  check_mode:
-    support: full
-    description: Read-only; runs the same in check mode.
-  diff_mode:
-    support: none
-    description: Nothing changes, so there is no diff.
 requirements:
   - cryptography
 """

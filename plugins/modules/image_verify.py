@@ -1,6 +1,6 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
-# Copyright: contributors to gpufleet.baremetal
+# Copyright: gpufleet.baremetal contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 from __future__ import absolute_import, division, print_function
 
@@ -19,7 +19,10 @@ description:
   - Returns the values the node's C(/etc/gpufleet/image-release) must carry, for the acceptance
     gate's attestation phase.
 author:
-  - gpufleet contributors
+  - gpufleet.baremetal developers (@gpufleet)
+extends_documentation_fragment:
+  - gpufleet.baremetal.attributes
+  - gpufleet.baremetal.attributes.INFO_MODULE
 options:
   manifest:
     description: Path of the C(manifest.json) written by C(gpufleet image build).
@@ -42,17 +45,10 @@ options:
   expected_version:
     description: Fail unless the manifest's image version is this one.
     type: str
-attributes:
-  check_mode:
-    support: full
-    description: The module only reads files; it runs the same in check mode.
-  diff_mode:
-    support: none
-    description: Nothing changes, so there is no diff.
 requirements:
   - cryptography
 notes:
-  - Runs where the files are, normally the controller (C(delegate_to: localhost)).
+  - Runs where the files are, normally the controller (with C(delegate_to) set to C(localhost)).
   - The same check is C(gpufleet image verify MANIFEST --public-key KEY) on the command line,
     and C(openssl pkeyutl -verify -pubin -inkey KEY -rawin -in manifest.json -sigfile manifest.json.sig)
     for Ed25519 keys.

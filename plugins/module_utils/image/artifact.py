@@ -110,5 +110,3 @@ def read_member(path, name):
             if _member_name(member.name) == _member_name(name) and member.isreg():
                 return tar.extractfile(member).read()
     raise ManifestError("Artifact %s has no file %s. Rebuild the image." % (path, name))
-
-

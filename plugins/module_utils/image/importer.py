@@ -32,7 +32,7 @@ def docker_import_command(artifact_path, tag, summary):
 
 
 def _default_run(argv):
-    proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, check=False)
     return proc.returncode, proc.stdout, proc.stderr
 
 
