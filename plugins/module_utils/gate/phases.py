@@ -18,6 +18,7 @@ import time
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.checks import (
     LOCAL_CHECKS, PROBES, RC_IS_NOT_A_VERDICT, collect)
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.errors import GateError
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.runner import MISSING, START_FAILED
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.results import (
     FAIL, PASS, SKIP, CheckResult, failed_closed)
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.thresholds import PHASES, judge
@@ -133,7 +134,9 @@ def run_probe(probe, checks, ctx):
         runs = ctx.collector(probe, ctx)
         failures = [why for why in (_run_failure(probe, r) for r in runs) if why]
         texts = dict((suffix, r.stdout) for suffix, r in ((r.probe.partition(".")[2], r) for r in runs))
-        raw = [ctx.raw_sink(r.probe, r.stdout, r.stderr) for r in runs]
+        # A tool that never started leaves no raw file: an empty one would read as "ran, printed nothing".
+        raw = [ctx.raw_sink(r.probe, r.stdout, r.stderr) for r in runs
+               if r.stdout or r.stderr or r.error not in (MISSING, START_FAILED)]
         if failures:
             reason = "; ".join(failures)
             results = [_closed(ctx, c, probe.phase, "%s: %s" % (c, reason)) for c in checks]

@@ -66,6 +66,10 @@ def gate_profile():
     checks.setdefault("firmware_pins", {"pins": PINS, "unit": "version"})
     checks.setdefault("ib_write_bw", {"min": 300, "unit": "Gb/s", "retries": 1})
     checks.setdefault("nccl_multi_node", {"min": 300, "unit": "GB/s", "message_size": "8G"})
+    # iperf3 runs for real between two containers on a CI machine shared with other jobs: at load
+    # average 14 on 2 cores it measured 0.77 Gb/s, under lab.yml's 1 Gb/s. Here the floor only has
+    # to prove that data moved, so a busy machine cannot mask the fault under test.
+    checks["iperf3_tcp"]["min"] = 0.05
     return profile
 
 
@@ -107,6 +111,8 @@ def lab(tmp_path_factory):
     try:
         for node, name in names.items():
             docker("run", "-d", "--name", name, "--hostname", node, "--network", net, "--network-alias", node,
+                   # fio qualifies a RAM disk here, not the host disk other jobs share
+                   "--tmpfs", "/var/tmp/gpufleet-gate:size=256m",
                    "-v", "%s:/opt/gpufleet-lab-hwsim:ro" % os.path.join(ROOT, "lab", "hwsim"),
                    "-v", "%s:/etc/gpufleet-lab:ro" % (fleet / node), "-v", "%s:/etc/gpufleet-lab-fleet:ro" % fleet,
                    IMAGE, "sleep", "infinity")
@@ -148,7 +154,7 @@ def test_healthy_node_passes_every_phase(results):
                                                            "reference", "soak"]
     assert report["image_version"] == "2026.06.2" and report["failed_phase"] is None
     checks = dict((c["name"], c) for p in report["phases"] for c in p["checks"])
-    assert checks["fio_rand_read"]["measured"] > 1000 and checks["iperf3_tcp"]["measured"] > 0.5
+    assert checks["fio_rand_read"]["measured"] > 1000 and checks["iperf3_tcp"]["measured"] > 0.05
     assert checks["nccl_multi_node"]["measured"] > 300
     assert set(checks["ib_write_bw"]["raw"]) == {"raw/ib_write_bw.mlx5_0.txt", "raw/ib_write_bw.mlx5_1.txt"}
 

@@ -171,6 +171,7 @@ def test_missing_tool_timeout_and_empty_output_fail_closed(tmp_path, answer, fra
     burn = [r for p in outcome["phases"] for r in p["results"] if r.name == "gpu_burn"][0]
     assert burn.verdict == "fail" and burn.measured is None and fragment in burn.reason
     assert burn.threshold == 8 and burn.unit == "gpus"
+    assert ("gpu_burn" in _saved) == (answer is not None)  # a tool that never started leaves no raw file
 
 
 def test_nonzero_exit_fails_closed_except_where_the_output_is_the_verdict(tmp_path):
