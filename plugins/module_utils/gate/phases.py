@@ -155,6 +155,39 @@ def _skipped(checks, phase, why):
             for c in checks]
 
 
+def _run_phase(ctx, phase, probes, outcome, stop, run_all):
+    """Run one phase's probes; returns the phase entry and the stop reason (None to go on)."""
+    waived = tuple(ctx.opt("skip_checks", ()))
+    entry = {"name": phase, "results": [], "extra": {}, "verdict": PASS, "note": ""}
+    entry["results"].extend(_skipped([c for c in waived if _phase_of(ctx.profile, c) == phase], phase,
+                                     "waived by the caller (skip_checks); not measured"))
+    started = ctx.clock()
+    for probe, checks in probes:
+        if stop:
+            entry["results"].extend(_skipped(checks, phase, "not run: %s" % stop))
+            continue
+        results, extra = run_probe(probe, checks, ctx)
+        entry["results"].extend(results)
+        entry["extra"].update(extra)
+        _record_failure(outcome, entry, results)
+        if entry["verdict"] == FAIL and not run_all:
+            stop = "phase %s failed (%s)" % (phase, outcome["failed_check"])
+    uncovered = _uncovered(ctx.profile, phase, waived)
+    if uncovered and stop:
+        entry["results"].extend(_skipped(uncovered, phase, "not run: %s" % stop))
+    elif uncovered:
+        results = [_closed(ctx, c, phase, "%s: the gate has no probe that measures this check; remove it "
+                                          "from profile %s" % (c, ctx.profile.name)) for c in uncovered]
+        entry["results"].extend(results)
+        _record_failure(outcome, entry, results)
+    if not probes and not uncovered:
+        entry["verdict"], entry["note"] = SKIP, "no checks for this phase in profile %s" % ctx.profile.name
+    elif not any(r.verdict != SKIP for r in entry["results"]):
+        entry["verdict"] = SKIP
+    entry["duration"] = ctx.clock() - started
+    return entry, stop
+
+
 def run_gate(ctx, phases=None, run_all=False):
     """Run the selected phases; return the outcome mapping ``report.build_report`` reads."""
     started = ctx.clock()
@@ -162,31 +195,7 @@ def run_gate(ctx, phases=None, run_all=False):
     stop = None
     waived = tuple(ctx.opt("skip_checks", ()))
     for phase, probes in plan(ctx.profile, phases, waived, local_checks(ctx.options)):
-        entry = {"name": phase, "results": [], "extra": {}, "verdict": PASS, "note": ""}
-        entry["results"].extend(_skipped([c for c in waived if _phase_of(ctx.profile, c) == phase], phase,
-                                         "waived by the caller (skip_checks); not measured"))
-        phase_started = ctx.clock()
-        for probe, checks in probes:
-            if stop:
-                entry["results"].extend(_skipped(checks, phase, "not run: %s" % stop))
-                continue
-            results, extra = run_probe(probe, checks, ctx)
-            entry["results"].extend(results)
-            entry["extra"].update(extra)
-            _record_failure(outcome, entry, results)
-            if entry["verdict"] == FAIL and not run_all:
-                stop = "phase %s failed (%s)" % (phase, outcome["failed_check"])
-        uncovered = _uncovered(ctx.profile, phase, waived)
-        if uncovered and not stop:
-            results = [_closed(ctx, c, phase, "%s: the gate has no probe that measures this check; remove it "
-                                              "from profile %s" % (c, ctx.profile.name)) for c in uncovered]
-            entry["results"].extend(results)
-            _record_failure(outcome, entry, results)
-        if not probes and not uncovered:
-            entry["verdict"], entry["note"] = SKIP, "no checks for this phase in profile %s" % ctx.profile.name
-        elif not any(r.verdict != SKIP for r in entry["results"]):
-            entry["verdict"] = SKIP
-        entry["duration"] = ctx.clock() - phase_started
+        entry, stop = _run_phase(ctx, phase, probes, outcome, stop, run_all)
         outcome["phases"].append(entry)
     _no_checks(outcome, ctx)
     outcome["duration"] = ctx.clock() - started

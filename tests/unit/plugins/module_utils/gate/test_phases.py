@@ -234,6 +234,9 @@ def test_profile_check_without_a_probe_fails_closed(tmp_path, monkeypatch):
     monkeypatch.setattr(phases, "PROBES", tuple(p for p in phases.PROBES if p.name != "dmesg"))
     outcome, _runner, _saved = gate(outputs, options, phases=["gpu"])
     assert outcome["failed_check"] == "xid" and "no probe" in outcome["reason"]
+    outputs["nvidia_smi_query"] = csv(gpus=7)
+    outcome, _runner, _saved = gate(outputs, options, phases=["gpu"])
+    assert outcome["failed_check"] == "gpu_count" and verdicts(outcome)["xid"] == "skip"
 
 
 def test_no_check_selected_is_a_failure(tmp_path):
