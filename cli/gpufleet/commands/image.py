@@ -26,8 +26,12 @@ def _mu(name):
 
 
 def _read(path):
-    with open(path, "rb") as handle:
-        return handle.read()
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise _mu("errors").ImageError("Cannot read %s: %s. Check the path (build outputs are in build/images/<version>/)."
+                                       % (path, exc.strerror or exc))
 
 
 def _passphrase():

@@ -69,6 +69,9 @@ class ImageBuilder(object):
         self.pins = pins
         self.builder = builder
         self.out_dir = os.path.abspath(out_dir)
+        # Builds happen in a staging folder; only a verified result replaces out_dir, so a
+        # failed build never destroys the last good image.
+        self.work_dir = self.out_dir + ".partial"
         self.private_key = private_key
         self.progress = progress or (lambda text: None)
         self.clock = clock
@@ -81,15 +84,16 @@ class ImageBuilder(object):
         self.timings = {}
 
     def _path(self, *parts):
-        return os.path.join(self.out_dir, *parts)
+        return os.path.join(self.work_dir, *parts)
 
     def reusable(self):
         """The summary of an existing verified build with the same build id, else None."""
-        if not os.path.isfile(self._path(MANIFEST)):
+        manifest = os.path.join(self.out_dir, MANIFEST)
+        if not os.path.isfile(manifest):
             return None
         public = signing.public_pem(self.private_key.public_key())
         try:
-            summary = verify_image(self._path(MANIFEST), public)
+            summary = verify_image(manifest, public)
         except ImageError:
             return None
         return summary if summary["build_id"] == self.build_id else None
@@ -101,12 +105,12 @@ class ImageBuilder(object):
         return result
 
     def _prepare(self):
-        if os.path.isdir(self.out_dir):
-            shutil.rmtree(self.out_dir)
-        os.makedirs(self.out_dir)
+        if os.path.isdir(self.work_dir):
+            shutil.rmtree(self.work_dir)
+        os.makedirs(self.work_dir)
         var_file = self._path("packer-vars.pkrvars.json")
         with open(var_file, "wb") as handle:
-            handle.write(canonical_json(render_pkrvars(self.pins, self.build_id, self.out_dir)))
+            handle.write(canonical_json(render_pkrvars(self.pins, self.build_id, self.work_dir)))
         return var_file
 
     def _run_packer(self, var_file):
@@ -190,6 +194,11 @@ class ImageBuilder(object):
         packages, kernels, release = self._read_inventory()
         self._check_pins(packages, release)
         self._timed("manifest_sign_s", self._write_outputs, art, packages, kernels, release, started)
-        summary = verify_image(self._path(MANIFEST), signing.public_pem(self.private_key.public_key()))
+        public = signing.public_pem(self.private_key.public_key())
+        verify_image(self._path(MANIFEST), public)
+        if os.path.isdir(self.out_dir):
+            shutil.rmtree(self.out_dir)
+        os.rename(self.work_dir, self.out_dir)
+        summary = verify_image(os.path.join(self.out_dir, MANIFEST), public)
         summary.update(reused=False, timings=dict(self.timings, total_s=round(self.clock() - started, 1)))
         return summary

@@ -46,3 +46,8 @@ def test_show_prints_manifest_facts(capsys, tmp_path):
 def test_build_without_key_explains_how_to_get_one(capsys, tmp_path):
     assert main(["image", "build", "lab", "--key", str(tmp_path / "none.key")]) == 1
     assert "--generate-key" in capsys.readouterr().err
+
+
+def test_missing_manifest_is_a_clear_error_not_a_traceback(capsys, tmp_path):
+    assert main(["image", "show", str(tmp_path / "none.json")]) == 1
+    assert "Cannot read" in capsys.readouterr().err

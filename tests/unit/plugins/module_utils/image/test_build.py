@@ -112,3 +112,11 @@ def test_verify_accepts_what_build_wrote_with_the_public_key_only(tmp_path):
     builder(tmp_path, key=key).build()
     summary = verify_image(str(tmp_path / "out" / "manifest.json"), signing.public_pem(key.public_key()))
     assert summary["version"] == "lab"
+
+
+def test_failed_build_keeps_the_last_good_image(tmp_path):
+    key = signing.generate_key("ed25519")
+    good = builder(tmp_path, key=key).build()
+    with pytest.raises(ManifestError):
+        builder(tmp_path, FakePacker(override={"fio": "3.35-1"}), key).build(force=True)
+    assert verify_image(str(tmp_path / "out" / "manifest.json"), signing.public_pem(key.public_key()))["build_id"] == good["build_id"]
