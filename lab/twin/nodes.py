@@ -125,7 +125,7 @@ class NodeManager:
         self.store.console(node, "booted disk %s as container %s" % (disk, name))
 
     def run_args(self, node, disk):
-        """``docker run`` argv for a node (no privileges; hwsim mounted read-only)."""
+        """``docker run`` argv for a node (no privileges; hwsim and models mounted read-only)."""
         cfg = self.cfg
         hwsim_root = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "hwsim")
         return ["run", "-d", "--name", cfg.container(node), "--hostname", node,
@@ -133,4 +133,6 @@ class NodeManager:
                 "--label", self.docker.LABEL, "--label", "gpufleet-lab.node=" + node,
                 "-v", "%s:/opt/gpufleet-lab-hwsim:ro" % hwsim_root,
                 "-v", "%s:/etc/gpufleet-lab:ro" % cfg.path("hwsim", node),
+                # every node's model, for the multi-node shims (mpirun/nccl) of a fabric test
+                "-v", "%s:/etc/gpufleet-lab-fleet:ro" % cfg.path("hwsim"),
                 disk, "sleep", "infinity"]
