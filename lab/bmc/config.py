@@ -19,6 +19,8 @@ YAML shape (see docs/lab-bmc.md)::
         nodes:                                   # explicit nodes ...
           - {name: r1-n01, firmware: {BIOS: "2.0.9"}}
         node_count: 8                            # ... or generated r1-n01..r1-n08
+        power_cycle: true                        # false: answer PowerCycle as plain
+                                                 # sushy-tools does (not offered)
 """
 import os
 import uuid

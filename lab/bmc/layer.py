@@ -43,8 +43,9 @@ SESSIONS = "/redfish/v1/SessionService/Sessions"
 
 
 class LabState:
-    def __init__(self, rack, nodes, events, power_delay):
+    def __init__(self, rack, nodes, events, power_delay, power_cycle=True):
         self.rack = rack
+        self.power_cycle = power_cycle
         self.nodes = dict((n["uuid"], n) for n in nodes)
         self.events = events
         self.power_delay = power_delay
@@ -60,6 +61,17 @@ def _patch_driver(state):
     """Wrap the fake driver: power events, Once clearing, configurable power delay."""
     original_update = fakedriver.FakeDriver._update
     original_set_power = fakedriver.FakeDriver.set_power_state
+    original_if_needed = fakedriver.FakeDriver._update_if_needed
+    apply_lock = threading.Lock()
+
+    def _update_if_needed(self, system):
+        # The fake driver applies a due change on whichever read comes first; with the
+        # applier thread and request threads reading at once it would apply (and report) it
+        # twice. Re-read under a lock so each change lands exactly once.
+        if not system.get("pending_power"):
+            return system
+        with apply_lock:
+            return original_if_needed(self, self._systems[system["uuid"]])
 
     def _update(self, system, **changes):
         if isinstance(system, str):
@@ -87,6 +99,7 @@ def _patch_driver(state):
             self._systems[system["uuid"]] = system
 
     fakedriver.FakeDriver._update = _update
+    fakedriver.FakeDriver._update_if_needed = _update_if_needed
     fakedriver.FakeDriver.set_power_state = set_power_state
 
 
@@ -157,8 +170,8 @@ def _before(app, state):
     def intercept():
         req = flask.request
         match = RESET_RE.match(req.path)
-        if match and req.method == "POST" and (req.get_json(silent=True) or {}).get(
-                "ResetType") == "PowerCycle":
+        if match and req.method == "POST" and state.power_cycle and (
+                req.get_json(silent=True) or {}).get("ResetType") == "PowerCycle":
             app.systems.set_power_state(match.group(1), "ForceRestart")
             return "", 204
         match = SYSTEM_RE.match(req.path)
@@ -212,7 +225,7 @@ def _system_view(app, state, body):
     boot["BootSourceOverrideEnabled@Redfish.AllowableValues"] = ["Disabled", "Once", "Continuous"]
     reset = body.get("Actions", {}).get("#ComputerSystem.Reset", {})
     allowed = reset.get("ResetType@Redfish.AllowableValues")
-    if allowed is not None and "PowerCycle" not in allowed:
+    if allowed is not None and state.power_cycle and "PowerCycle" not in allowed:
         allowed.append("PowerCycle")
 
 
@@ -297,12 +310,15 @@ def _applier(app, state, interval):
     threading.Thread(target=loop, name="lab-bmc-applier", daemon=True).start()
 
 
-def build_app(cfg, rack, nodes, auth_file):
-    """Configure the emulator's Flask app for one rack and add the lab layer."""
-    state_dir = os.path.join(cfg["state_dir"], "racks", rack["name"])
-    os.makedirs(state_dir, exist_ok=True)
+def build_app(cfg, rack, nodes, auth_file, state_dir):
+    """Configure the emulator's Flask app for one rack and add the lab layer.
+
+    ``state_dir`` holds the emulator's SQLite state; serve.py puts it in /dev/shm because the
+    fake driver commits to SQLite on every read that applies a change and on every write.
+    """
     events = Events(rack["name"], cfg.get("hook_url"), cfg.get("events_file"))
-    state = LabState(rack["name"], nodes, events, cfg.get("power_delay") or [1, 11])
+    state = LabState(rack["name"], nodes, events, cfg.get("power_delay") or [1, 11],
+                     rack.get("power_cycle", True))
     _patch_driver(state)
     _patch_vmedia(cfg.get("vmedia_fetch", "head"))
     app = emu.app

@@ -7,8 +7,11 @@ basic auth from an htpasswd file and sessions. ``labctl.py start`` runs one per 
 import argparse
 import logging
 import os
+import shutil
+import signal
 import ssl
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -29,14 +32,24 @@ def main(argv=None):
     auth_file = os.path.join(cfg["state_dir"], "htpasswd")
     if not os.path.exists(auth_file):
         pki.write_htpasswd(auth_file, cfg["username"], cfg["password"])
-    app, _state = layer.build_app(cfg, rack, nodes, auth_file)
+    shm = "/dev/shm" if os.path.isdir("/dev/shm") else None
+    state_dir = tempfile.mkdtemp(prefix="gpufleet-redfish-%s-" % rack["name"], dir=shm)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        return _serve(cfg, rack, nodes, auth_file, state_dir, args.verbose)
+    finally:
+        shutil.rmtree(state_dir, ignore_errors=True)
+
+
+def _serve(cfg, rack, nodes, auth_file, state_dir, verbose):
+    app, _state = layer.build_app(cfg, rack, nodes, auth_file, state_dir)
     context = None
     if cfg.get("tls", True):
         paths = pki.ensure_pki(os.path.join(cfg["state_dir"], "pki"),
                                [r["address"] for r in cfg["racks"]] + ["127.0.0.1"])
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(paths["server.pem"], paths["server.key"])
-    if not args.verbose:
+    if not verbose:
         logging.getLogger("werkzeug").setLevel(logging.WARNING)
     app.logger.setLevel(logging.WARNING)
     from werkzeug.serving import run_simple

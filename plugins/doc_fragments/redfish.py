@@ -105,8 +105,8 @@ options:
 requirements:
   - requests >= 2.31 (on the host that runs the module, usually the controller)
 notes:
-  - Run these modules on the controller (C(delegate_to: localhost) or a play on localhost);
-    they talk to the BMC over HTTPS and never log in to the managed node.
+  - Run these modules on the controller (C(delegate_to=localhost) or a play on localhost).
+    They talk to the BMC over HTTPS and never log in to the managed node.
   - Vendors differ in where VirtualMedia lives, which reset types and boot targets they
     allow, and whether a PATCH needs C(If-Match); the modules discover these per BMC.
 seealso:

@@ -16,9 +16,9 @@ description:
   - Checks the BMC's allowed values first and fails with the allowed list.
   - Reads the system back after the change and reports what the BMC actually applied
     (RV(applied)); a difference from the request is reported as a warning.
-  - Idempotent: nothing is sent when the BMC already shows the requested values.
+  - Idempotent, nothing is sent when the BMC already shows the requested values.
 author:
-  - gpufleet.baremetal contributors
+  - gpufleet.baremetal maintainers (@gpufleet)
 extends_documentation_fragment:
   - gpufleet.baremetal.redfish
   - gpufleet.baremetal.attributes

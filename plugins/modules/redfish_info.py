@@ -11,13 +11,13 @@ module: redfish_info
 short_description: Read system facts and the firmware inventory from Redfish BMCs
 version_added: 0.1.0
 description:
-  - Reads one system (O(baseuri)) or many (O(nodes), concurrently): identity (manufacturer,
+  - Reads one system (O(baseuri)) or many (O(nodes), concurrently), returning identity (manufacturer,
     model, serial, UUID), power state, health, boot settings, NIC MACs, processors including
     GPUs where the BMC exposes them, BMC/manager facts and the firmware inventory
     (C(UpdateService/FirmwareInventory)).
   - Never changes anything; RV(changed) is always false.
 author:
-  - gpufleet.baremetal contributors
+  - gpufleet.baremetal maintainers (@gpufleet)
 extends_documentation_fragment:
   - gpufleet.baremetal.redfish
   - gpufleet.baremetal.attributes

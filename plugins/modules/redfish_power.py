@@ -17,7 +17,7 @@ description:
     allowed list when the needed one is missing.
   - V(on) and V(off) are idempotent; V(restart), V(force_restart) and V(power_cycle) always act.
 author:
-  - gpufleet.baremetal contributors
+  - gpufleet.baremetal maintainers (@gpufleet)
 extends_documentation_fragment:
   - gpufleet.baremetal.redfish
   - gpufleet.baremetal.attributes
@@ -38,7 +38,7 @@ options:
       - V(force_restart) sends C(ForceRestart); V(power_cycle) sends C(PowerCycle).
     type: str
     required: true
-    choices: [on, off, force_off, restart, force_restart, power_cycle]
+    choices: ["on", "off", force_off, restart, force_restart, power_cycle]
   wait:
     description: Wait until the BMC reports the target power state.
     type: bool

@@ -15,10 +15,10 @@ description:
     (O(nodes), concurrently), or ejects it.
   - Finds VirtualMedia under the ComputerSystem or, failing that, under its Managers, and
     chooses a device that accepts the media type (a free one first).
-  - Idempotent: nothing is sent when the image is already inserted (V(present)) or no device
+  - Idempotent, nothing is sent when the image is already inserted (V(present)) or no device
     holds it (V(absent)). A device holding another image is ejected first.
 author:
-  - gpufleet.baremetal contributors
+  - gpufleet.baremetal maintainers (@gpufleet)
 extends_documentation_fragment:
   - gpufleet.baremetal.redfish
   - gpufleet.baremetal.attributes

@@ -54,7 +54,7 @@ def _desired(client, system, path, target, enabled, mode):
 def set_boot(client, system_id, target, enabled="once", mode=None, check_mode=False):
     """Set the override; return ``{changed, before, requested, applied, warnings}``."""
     path = discovery.find_system(client, system_id)
-    system = client.get(path, cached=False)
+    system = client.get(path)  # read moments ago by discovery, in this run
     before = current_boot(system)
     want = _desired(client, system, path, target, enabled, mode)
     diff = dict((k, v) for k, v in want.items() if before.get(k) != v)

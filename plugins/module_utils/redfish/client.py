@@ -210,6 +210,12 @@ class RedfishClient:
         self._cache[path] = (data, rsp.headers.get("etag"))
         return data
 
+    def remember(self, path, rsp):
+        """Cache a GET answer obtained through ``request`` (discovery's direct lookups)."""
+        data = rsp.json(self.node, path)
+        self._cache[_path_of(path)] = (data, rsp.headers.get("etag"))
+        return data
+
     def invalidate(self, path=None):
         if path is None:
             self._cache.clear()
@@ -224,7 +230,7 @@ class RedfishClient:
         path = _path_of(path)
         etag = self._cache.get(path, (None, None))[1]
         headers = {"If-Match": etag} if etag else {}
-        rsp = self.request("PATCH", path, body, headers=headers, raise_for={412, 428})
+        rsp = self.request("PATCH", path, body, headers=headers, allow={412, 428})
         if rsp.status in (412, 428):
             self.get(path, cached=False)
             etag = self._cache[path][1] or "*"
@@ -232,8 +238,8 @@ class RedfishClient:
         self.invalidate(path)
         return rsp
 
-    def request(self, method, path, body=None, headers=None, raise_for=None):
-        """Send with auth, retries and one re-login; raise on any final error status."""
+    def request(self, method, path, body=None, headers=None, allow=None):
+        """Send with auth, retries and one re-login; raise on a final error status not in allow."""
         self.login()
         path = _path_of(path)
         rsp = self._send(method, path, body, headers or {})
@@ -243,7 +249,7 @@ class RedfishClient:
             rsp = self._send(method, path, body, headers or {})
         if rsp.status in (401, 403):
             raise self._auth_error(rsp, "%s %s" % (method, path))
-        if rsp.status >= 400 and rsp.status not in (raise_for or ()):
+        if rsp.status >= 400 and rsp.status not in (allow or ()):
             raise self._http_error(rsp, method, path)
         return rsp
 

@@ -47,12 +47,36 @@ def member_ids(paths):
     return [p.rstrip("/").rsplit("/", 1)[-1] for p in paths]
 
 
+def _direct(client, collection_path, member_id):
+    """``collection/member_id`` when the BMC serves it (one GET instead of a collection scan).
+
+    A redirect within the collection is followed (sushy-tools answers 307 from a system's
+    name to its UUID path).
+    """
+    if not member_id or "/" in member_id:
+        return None
+    path = collection_path.rstrip("/") + "/" + member_id
+    rsp = client.request("GET", path, allow={400, 404, 405, 501})
+    if rsp.status in (301, 302, 307, 308):
+        target = "/" + rsp.headers.get("location", "").split("://", 1)[-1].split("/", 1)[-1]
+        if not target.startswith(collection_path.rstrip("/") + "/"):
+            return None
+        path, rsp = target, client.request("GET", target, allow={404})
+    if rsp.status != 200:
+        return None
+    data = client.remember(path, rsp)
+    return path if data.get("@odata.id", path).rstrip("/") == path.rstrip("/") else None
+
+
 def pick_member(client, collection_path, member_id, what):
     """The member whose path ends in ``member_id`` (or whose Id/UUID/Name matches).
 
     With ``member_id`` empty and exactly one member, that member. Raises DiscoveryError
     naming the available ids otherwise.
     """
+    direct = _direct(client, collection_path, member_id)
+    if direct:
+        return direct
     paths = members(client, collection_path)
     ids = member_ids(paths)
     if not member_id:

@@ -79,7 +79,7 @@ def manager_facts(client, system_path):
 def gather(client, system_id=None, subset=SUBSETS):
     """Facts for the subsets asked; ``unsupported`` lists what the BMC does not offer."""
     path = discovery.find_system(client, system_id)
-    system = client.get(path, cached=False)
+    system = client.get(path)
     facts = dict(system=system_facts(system))
     if "nics" in subset:
         facts["nics"] = nic_facts(client, system)

@@ -64,7 +64,7 @@ def set_power(client, system_id, state, check_mode=False, wait=True, timeout=300
               graceful_timeout=60, poll=2.0):
     """Bring the system to ``state``; return ``{changed, before, state, reset_type}``."""
     path = discovery.find_system(client, system_id)
-    system = client.get(path, cached=False)
+    system = client.get(path)  # read moments ago by discovery, in this run
     before = system.get("PowerState")
     allowed = allowed_reset_types(client, system)
     reset_type = _choose(client, path, state, allowed)

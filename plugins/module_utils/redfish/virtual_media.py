@@ -44,7 +44,7 @@ def devices(client, system_path):
             "BMC of node %s (%s) has no VirtualMedia under the system or its managers; this "
             "BMC (or its license) does not offer virtual media. Use PXE or HTTP boot."
             % (client.node, system_path), node=client.node)
-    return [(p, client.get(p, cached=False)) for p in paths]
+    return [(p, client.get(p)) for p in paths]
 
 
 def _is_inserted(dev):

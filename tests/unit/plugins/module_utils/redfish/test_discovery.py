@@ -81,3 +81,26 @@ def test_root_without_systems(rf):
 ])
 def test_link(resource, keys, expected):
     assert discovery.link(resource, *keys) == expected
+
+
+def test_direct_lookup_skips_the_collection(rf, generic):
+    client = rf.make_client(generic)
+    assert discovery.find_system(client, "1") == "/redfish/v1/Systems/1"
+    assert not generic.calls("GET", "/redfish/v1/Systems")
+    client.get("/redfish/v1/Systems/1")  # cached by the lookup
+    assert len(generic.calls("GET", "/redfish/v1/Systems/1")) == 1
+
+
+def test_direct_lookup_follows_a_redirect_within_the_collection(rf, generic):
+    generic.on("GET", "/redfish/v1/Systems/node-a",
+               rf.ok({}, 307, {"Location": "https://bmc/redfish/v1/Systems/1"}))
+    assert discovery.find_system(rf.make_client(generic), "node-a") == "/redfish/v1/Systems/1"
+    assert not generic.calls("GET", "/redfish/v1/Systems")
+
+
+def test_redirect_outside_the_collection_is_not_followed(rf, generic):
+    generic.on("GET", "/redfish/v1/Systems/1",
+               rf.ok({}, 307, {"Location": "https://evil/elsewhere"}))
+    with pytest.raises(DiscoveryError):
+        discovery.find_system(rf.make_client(generic), "x1")
+    assert discovery.find_system(rf.make_client(generic), "1") == "/redfish/v1/Systems/1"
