@@ -74,7 +74,7 @@ def _num(value):
     if isinstance(value, float):
         return ("%.2f" % value).rstrip("0").rstrip(".")
     if isinstance(value, (list, tuple)):
-        return ",".join(_num(v) for v in value)
+        return ",".join(_num(v) for v in value) if value else "none"
     if isinstance(value, dict):
         return ",".join("%s=%s" % (k, _num(v)) for k, v in value.items())
     return "-" if value is None else str(value)
