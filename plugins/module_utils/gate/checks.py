@@ -87,7 +87,7 @@ def _fio(rw, bs):
 def _iperf3(ctx):
     peers = list(ctx.opt("peers", []))
     seconds = int(_param(ctx, "iperf3_tcp", "duration_s", 5))
-    return ["-c", peers[0] if peers else "127.0.0.1", "-t", str(seconds), "-J"]
+    return ["-c", peers[0] if peers else ctx.opt("loopback_address", "127.0.0.1"), "-t", str(seconds), "-J"]
 
 
 def _ib(ctx):
@@ -193,7 +193,8 @@ def _iperf3_run(probe, ctx):
     if ctx.opt("peers"):
         # The controller starts ``iperf3 -s -1`` on the first peer before the leader's gate runs.
         return [ctx.runner.run(probe.name, probe.tool, probe.args(ctx), ctx.timeout(probe.name))]
-    return [ctx.runner.run_pair(probe.name, probe.tool, ["-s", "-1", "-B", "127.0.0.1"], probe.args(ctx),
+    address = ctx.opt("loopback_address", "127.0.0.1")
+    return [ctx.runner.run_pair(probe.name, probe.tool, ["-s", "-1", "-B", address], probe.args(ctx),
                                 ctx.timeout(probe.name))]
 
 
