@@ -18,7 +18,7 @@ import time
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.image import artifact as artifact_mod
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.image import inventory, signing
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.image.errors import ImageError, ManifestError
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.image.errors import ImageError, ManifestError, PackerError
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.image.manifest import build_manifest, canonical_json
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.image.packer_output import parse_line
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.image.pins import render_pkrvars
@@ -123,7 +123,10 @@ class ImageBuilder(object):
                 parsed = parse_line(line)
                 if parsed is not None and parsed.kind == "ui" and parsed.data[:1] in (["say"], ["message"]):
                     self.progress(parsed.text())
-            self.packer.build(self.builder, var_file, variables, on_line)
+            try:
+                self.packer.build(self.builder, var_file, variables, on_line)
+            except PackerError as exc:
+                raise PackerError("%s\nFull log: %s" % (exc.msg, self._path("build.log")), **exc.details)
 
     def _make_artifact(self):
         name = artifact_name(self.pins.version, self.builder)

@@ -7,7 +7,7 @@ import pytest
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.image import signing
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.image.build import ImageBuilder, inputs_digest
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.image.errors import ManifestError
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.image.errors import ManifestError, PackerError
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.image.pins import load_pins
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.image.verify import verify_image
 from tests.helpers import ROOT
@@ -120,3 +120,18 @@ def test_failed_build_keeps_the_last_good_image(tmp_path):
     with pytest.raises(ManifestError):
         builder(tmp_path, FakePacker(override={"fio": "3.35-1"}), key).build(force=True)
     assert verify_image(str(tmp_path / "out" / "manifest.json"), signing.public_pem(key.public_key()))["build_id"] == good["build_id"]
+
+
+class FailingPacker(FakePacker):
+    def build(self, builder, var_file, variables=None, on_line=None):
+        on_line("1,docker.node,ui,error,E: Version '3.99-1' for 'fio' was not found")
+        raise PackerError("packer build of x failed with exit code 1: E: Version '3.99-1' for 'fio' was not found",
+                          returncode=1)
+
+
+def test_packer_failure_names_the_full_log(tmp_path):
+    with pytest.raises(PackerError) as err:
+        builder(tmp_path, FailingPacker()).build()
+    log = str(tmp_path / "out.partial" / "build.log")
+    assert err.value.msg.endswith("Full log: " + log) and err.value.details["returncode"] == 1
+    assert "3.99-1" in open(log).read()
