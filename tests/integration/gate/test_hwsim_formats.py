@@ -39,7 +39,7 @@ def shim(model_path, tool, *args, fleet=None, rc=0):
     if fleet:
         env["GPUFLEET_HWSIM_FLEET_DIR"] = fleet
     proc = subprocess.run([os.path.join(HWSIM, "bin", tool)] + list(args), capture_output=True, text=True, env=env,
-                          timeout=30)
+                          timeout=30, check=False)
     assert proc.returncode == rc, proc.stderr
     return proc.stdout + proc.stderr
 
@@ -104,8 +104,9 @@ def test_mpirun_shim_reads_every_participant_from_the_fleet_dir(tmp_path):
 def test_shims_need_only_the_standard_library(tmp_path):
     env = {"GPUFLEET_HWSIM_MODEL": model(tmp_path), "PATH": "/usr/bin:/bin"}
     proc = subprocess.run([sys.executable, "-I", "-S", os.path.join(HWSIM, "hwsim.py"), "nvidia-smi", "-L"],
-                          capture_output=True, text=True, env=env, timeout=30)
+                          capture_output=True, text=True, env=env, timeout=30, check=False)
     assert proc.returncode == 0 and proc.stdout.count("GPU ") == 8
     bad = subprocess.run([sys.executable, "-I", os.path.join(HWSIM, "hwsim.py"), "nvidia-smi", "-L"],
-                         capture_output=True, text=True, env={"GPUFLEET_HWSIM_MODEL": "/nonexistent"}, timeout=30)
+                         capture_output=True, text=True, env={"GPUFLEET_HWSIM_MODEL": "/nonexistent"}, timeout=30,
+                         check=False)
     assert bad.returncode == 3 and "cannot read hardware model" in bad.stderr

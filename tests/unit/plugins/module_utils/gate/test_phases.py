@@ -25,9 +25,8 @@ def fixture(*parts):
 def csv(gpus=8, ecc=0):
     head = "index, name, pci.bus_id, driver_version, ecc.errors.uncorrected.volatile.total, retired_pages.sbe, " \
            "retired_pages.dbe, retired_pages.pending, remapped_rows.pending, remapped_rows.failure"
-    rows = ["%d, NVIDIA H100 80GB HBM3, 00000000:%02X:00.0, 550.54.15, %d, 0, 0, No, No, No" % (i, 0x18 + i, ecc if
-                                                                                              i == 0 else 0)
-            for i in range(gpus)]
+    row = "%d, NVIDIA H100 80GB HBM3, 00000000:%02X:00.0, 550.54.15, %d, 0, 0, No, No, No"
+    rows = [row % (i, 0x18 + i, ecc if i == 0 else 0) for i in range(gpus)]
     return "\n".join([head] + rows) + "\n"
 
 

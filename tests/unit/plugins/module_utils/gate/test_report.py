@@ -62,12 +62,12 @@ def test_text_table_lists_checks_and_the_reason():
 def test_write_report_files_and_latest(tmp_path):
     doc = report.build_report(outcome(), META)
     folder = report.write_report(str(tmp_path), doc)
-    assert sorted(p.name for p in (tmp_path / META["report_id"]).iterdir()) == ["junit.xml", "report.json",
-                                                                               "summary.txt"]
+    names = sorted(p.name for p in (tmp_path / META["report_id"]).iterdir())
+    assert names == ["junit.xml", "report.json", "summary.txt"]
     assert json.loads((tmp_path / "latest.json").read_text()) == json.loads(
         (tmp_path / META["report_id"] / "report.json").read_text())
     assert folder == str(tmp_path / META["report_id"])
-    assert not [p for p in tmp_path.rglob("*.tmp.*")]
+    assert not list(tmp_path.rglob("*.tmp.*"))
 
 
 def test_raw_names_are_safe_and_stderr_is_kept(tmp_path):
