@@ -95,3 +95,19 @@ def test_named_profile_resolves_to_the_collection(saved, capsys):
     code = cli_main.main(["gate", "evaluate", "--profile", "lab", "--results", str(saved / "report"),
                           "--output", str(saved / "lab.json")])
     assert code == 1 and json.loads((saved / "lab.json").read_text())["profile"] == "lab"
+
+
+def test_per_hca_outputs_are_judged_together(saved):
+    raw = saved / "report" / "raw"
+    (raw / "ib_write_bw.mlx5_0.txt").write_text(fixture("perftest", "6.10-gdr-400g-mlx5_0.txt"))
+    (raw / "ib_write_bw.mlx5_1.txt").write_text(fixture("perftest", "6.10-slow-hca-mlx5_1.txt"))
+    (raw / "ib_write_bw.mlx5_1.stderr.txt").write_text("not an output")
+    fabric = {"profile": "p", "checks": {"ib_write_bw": {"min": 300, "unit": "Gb/s", "hcas": 2}}}
+    (saved / "p.yml").write_text(yaml.safe_dump(fabric))
+    code, doc = evaluate(saved)
+    check = doc["phases"][3]["checks"][0]
+    assert code == 1 and check["name"] == "ib_write_bw" and "offending: mlx5_1" in check["reason"]
+    assert check["details"]["values"] == {"mlx5_0": 392.82, "mlx5_1": 96.5}
+    (raw / "ib_write_bw.mlx5_1.txt").write_text(fixture("perftest", "6.10-gdr-400g-mlx5_0.txt"))
+    code, doc = evaluate(saved)
+    assert code == 1 and "a report for device mlx5_1" in doc["reason"]  # a file that names another HCA
