@@ -106,10 +106,10 @@ def text_table(report):
 def junit_xml(report):
     """JUnit XML text: ``testsuites`` > one ``testsuite`` per phase > one ``testcase`` per check."""
     root = ET.Element("testsuites", name="gpufleet-gate %s" % report["node"])
-    totals = {"tests": 0, "failures": 0, "skipped": 0}
+    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for phase in report["phases"]:
         suite = ET.SubElement(root, "testsuite", name=phase["name"], time="%.3f" % phase["duration_s"])
-        counts = {"tests": 0, "failures": 0, "skipped": 0}
+        counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
         for check in phase["checks"]:
             case = ET.SubElement(suite, "testcase", classname="gpufleet.gate.%s" % phase["name"], name=check["name"])
             counts["tests"] += 1

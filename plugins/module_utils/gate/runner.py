@@ -46,6 +46,8 @@ class Runner:
         base_env = dict(os.environ if env is None else env)
         dirs = list(path_dirs) + [d for d in base_env.get("PATH", os.defpath).split(os.pathsep) if d]
         base_env["PATH"] = os.pathsep.join(dirs)
+        # Parsers read numbers: a localized decimal comma or translated message must never reach them.
+        base_env["LC_ALL"] = "C"
         self.env = base_env
         self.search = dirs
         self._spawn = spawn or _popen

@@ -40,7 +40,7 @@ def test_junit_is_well_formed_and_counts_match():
     doc = report.build_report(outcome(), META)
     root = ET.fromstring(report.junit_xml(doc).split("\n", 1)[1])
     assert root.tag == "testsuites"
-    assert (root.get("tests"), root.get("failures"), root.get("skipped")) == ("3", "1", "1")
+    assert (root.get("tests"), root.get("failures"), root.get("skipped"), root.get("errors")) == ("3", "1", "1", "0")
     suites = dict((s.get("name"), s) for s in root)
     assert list(suites) == ["gpu", "nvlink", "storage", "soak"]
     failure = suites["nvlink"].find("testcase/failure")

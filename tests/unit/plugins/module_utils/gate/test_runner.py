@@ -65,6 +65,7 @@ def test_path_dirs_come_before_path_and_tool_paths_win():
     run.run("p", "tool", [], 1)
     assert spawned[0][0][0] == "/opt/bin/tool"
     assert spawned[0][1]["PATH"].split(":")[:2] == ["/opt/bin", "/usr/bin"]
+    assert spawned[0][1]["LC_ALL"] == "C"
     run, spawned = make([FakeProc("a")], tool_paths={"tool": "/usr/bin/tool"}, path_dirs=["/opt/bin"])
     run.run("p", "tool", [], 1)
     assert spawned[0][0][0] == "/usr/bin/tool"
