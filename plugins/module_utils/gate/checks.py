@@ -248,7 +248,10 @@ def collect(probe, ctx):
 
 def describe(probe, ctx):
     """What the probe would run (check mode): a short mapping."""
-    if probe.mode in ("file", "input", "repeat", "per_hca", "tpm"):
+    if probe.mode == "per_hca":
+        return {"probe": probe.name, "mode": probe.mode, "tool": probe.tool, "hcas": _hcas(ctx),
+                "args": ["-d", "<hca>"] + probe.args(ctx)}
+    if probe.mode in ("file", "input", "repeat", "tpm"):
         return {"probe": probe.name, "mode": probe.mode, "tool": probe.tool}
     tool = probe.tool
     if probe.mode == "launcher":

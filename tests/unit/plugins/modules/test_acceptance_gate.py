@@ -40,13 +40,15 @@ def test_examples_and_return_are_yaml():
 
 
 def test_check_mode_lists_probes_and_writes_nothing(capsys, tmp_path):
-    result, code = run(capsys, profile=PROFILE, report_dir=str(tmp_path / "reports"), _ansible_check_mode=True,
-                       node="n1", storage_dir=str(tmp_path / "fio"))
+    profile = dict(PROFILE, checks=dict(PROFILE["checks"], ib_write_bw={"min": 300, "unit": "Gb/s"}))
+    result, code = run(capsys, profile=profile, report_dir=str(tmp_path / "reports"), _ansible_check_mode=True,
+                       node="n1", storage_dir=str(tmp_path / "fio"), hcas=["mlx5_0", "mlx5_1"])
     assert code == 0 and result["verdict"] is None and result["changed"] is True
     plan = dict((p["phase"], p["probes"]) for p in result["plan"])
     assert plan["gpu"][0]["probe"] == "nvidia_smi_query" and plan["gpu"][0]["tool"] == "nvidia-smi"
     assert plan["storage"][0]["args"][1] == "--rw=read"
     assert plan["attestation"][0]["checks"] == ["image_release"]
+    assert plan["fabric"][0]["hcas"] == ["mlx5_0", "mlx5_1"] and "--report_gbits" in plan["fabric"][0]["args"]
     assert not (tmp_path / "reports").exists() and "diff" not in result
 
 
