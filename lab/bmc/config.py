@@ -115,10 +115,11 @@ def _mac(name):
     return "52:54:00:%s:%s:%s" % (digest[0:2], digest[2:4], digest[4:6])
 
 
-def generate(racks=1, nodes_per_rack=8, first_address=1, port=8443, prefix="r"):
-    """A config dict with ``racks`` racks on 127.0.10.<first_address + i>."""
+def generate(racks=1, nodes_per_rack=8, first_address=1, port=8443, prefix="r",
+             network="127.0.10."):
+    """A config dict with ``racks`` racks on <network><first_address + i>."""
     return dict(DEFAULTS, racks=[
-        {"name": "%s%d" % (prefix, i + 1), "address": "127.0.10.%d" % (first_address + i),
+        {"name": "%s%d" % (prefix, i + 1), "address": "%s%d" % (network, first_address + i),
          "port": port, "node_count": nodes_per_rack}
         for i in range(racks)
     ])

@@ -137,9 +137,11 @@ def main(argv=None):
     elif args.command == "stop":
         stop(cfg, racks)
     else:
+        # Lab credentials only (they are in the lab config already); never a real BMC's.
         yaml.safe_dump({"lab_bmc_nodes": nodes(cfg, racks),
                         "lab_bmc_ca": os.path.join(cfg["state_dir"], "pki", "ca.pem"),
-                        "lab_bmc_username": cfg["username"]}, sys.stdout, sort_keys=False)
+                        "lab_bmc_username": cfg["username"],
+                        "lab_bmc_password": cfg["password"]}, sys.stdout, sort_keys=False)
     return 0
 
 

@@ -51,6 +51,7 @@ class LabState:
         self.power_delay = power_delay
         self.boot_enabled = {}
         self.sessions = {}
+        self.requests = 0
         self.lock = threading.Lock()
 
     def name_of(self, uuid):
@@ -250,6 +251,10 @@ class SessionMiddleware:
     def __call__(self, env, start_response):
         path = env.get("PATH_INFO", "").rstrip("/")
         token = env.get("HTTP_X_AUTH_TOKEN")
+        if path == "/lab/stats":  # lab only: request count, for benchmarks
+            return _json(start_response, "200 OK", {"requests": self.state.requests})
+        with self.state.lock:
+            self.state.requests += 1
         if path == SESSIONS and env["REQUEST_METHOD"] == "POST":
             return self._login(env, start_response)
         if token is None:

@@ -195,9 +195,8 @@ class RedfishClient:
                 except TransportError:
                     pass  # the BMC expires the session itself; nothing else we can do
         finally:
-            close = getattr(self._transport, "close", None)
-            if close:
-                close()
+            if hasattr(self._transport, "close"):
+                self._transport.close()
 
     # -- verbs ---------------------------------------------------------------
     def get(self, path, cached=True):

@@ -55,11 +55,11 @@ def _pick(client, system_path, devs, media_type):
     wanted = MEDIA_TYPES[media_type]
     usable = [(p, d) for p, d in devs if set(wanted) & set(d.get("MediaTypes") or [])]
     if not usable:
-        offered = sorted(set(t for _, d in devs for t in d.get("MediaTypes") or []))
+        offered = sorted(set(t for dummy, d in devs for t in d.get("MediaTypes") or []))
         raise UnsupportedValueError(
             "No virtual media device of node %s (%s) accepts media type %s. Devices accept: "
-            "%s. Set media_type to one of these." % (client.node, system_path, media_type,
-                                                    ", ".join(offered) or "nothing"),
+            "%s. Set media_type to one of these."
+            % (client.node, system_path, media_type, ", ".join(offered) or "nothing"),
             node=client.node, allowed=offered)
     free = [(p, d) for p, d in usable if not _is_inserted(d)]
     return (free or usable)[0]
@@ -119,5 +119,5 @@ def eject_media(client, system_id, image_url=None, check_mode=False):
     if not check_mode:
         for path, dev in targets:
             _eject(client, path, dev)
-    return dict(changed=bool(targets), ejected=[p for p, _ in targets],
+    return dict(changed=bool(targets), ejected=[p for p, dummy in targets],
                 image=None, inserted=False)
