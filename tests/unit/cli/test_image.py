@@ -25,7 +25,7 @@ def test_keygen_sign_verify_and_refuse_tamper(capsys, tmp_path):
     key = str(tmp_path / "org.key")
     assert main(["image", "keygen", "--out", key, "--algorithm", "ecdsa-p256"]) == 0
     assert main(["image", "keygen", "--out", key]) == 1
-    manifest, _ = make_image(tmp_path)
+    manifest = make_image(tmp_path)[0]
     # Re-sign the lab-signed manifest with the organisation's key, then trust only that key.
     assert main(["image", "sign", manifest, "--key", key]) == 0
     assert main(["image", "verify", manifest, "--public-key", str(tmp_path / "org.pub")]) == 0
@@ -37,7 +37,7 @@ def test_keygen_sign_verify_and_refuse_tamper(capsys, tmp_path):
 
 
 def test_show_prints_manifest_facts(capsys, tmp_path):
-    manifest, _ = make_image(tmp_path)
+    manifest = make_image(tmp_path)[0]
     assert main(["image", "show", manifest]) == 0
     view = json.loads(capsys.readouterr().out)
     assert view["build_id"] == "lab-docker-0123456789ab" and view["package_count"] == 3
