@@ -95,7 +95,13 @@ def _load_or_create_key(path, create, algorithm):
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         signing.write_keypair(signing.generate_key(algorithm), path, _pub_path(path), _passphrase())
         print("generated %s signing key %s (public: %s)" % (algorithm, path, _pub_path(path)))
-    return signing.load_private_key(_read(path), path, _passphrase())
+    key = signing.load_private_key(_read(path), path, _passphrase())
+    if not os.path.isfile(_pub_path(path)):
+        # Verifiers need the public half; recreate it if only the private key was kept.
+        with open(_pub_path(path), "wb") as handle:
+            handle.write(signing.public_pem(key.public_key()))
+        print("wrote public key %s" % _pub_path(path))
+    return key
 
 
 def _pub_path(private_path):
@@ -220,7 +226,7 @@ def register(parser):
     p = _add(sub, "import", cmd_import, "verify, then docker import a rootfs artifact as an image")
     p.add_argument("manifest")
     p.add_argument("--public-key", required=True)
-    p.add_argument("--tag", required=True, help="e.g. gpufleet/node:lab")
+    p.add_argument("--tag", help="image name (default gpufleet/node:<version of the manifest>)")
     p.add_argument("--expected-version")
     p = _add(sub, "show", cmd_show, "print the key facts of a manifest (unverified: use verify to trust it)")
     p.add_argument("manifest")

@@ -14,7 +14,9 @@ import subprocess
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.image.errors import ImageError
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.image.verify import verify_image
 
-__all__ = ["docker_import_command", "import_verified"]
+__all__ = ["DEFAULT_REPOSITORY", "docker_import_command", "import_verified"]
+
+DEFAULT_REPOSITORY = "gpufleet/node"
 
 
 def docker_import_command(artifact_path, tag, summary):
@@ -36,9 +38,13 @@ def _default_run(argv):
     return proc.returncode, proc.stdout, proc.stderr
 
 
-def import_verified(manifest_path, public_key_pem, tag, run=None, expected_version=None):
-    """Verify, then ``docker import`` the artifact as ``tag``; return the summary with ``image_id``."""
+def import_verified(manifest_path, public_key_pem, tag=None, run=None, expected_version=None):
+    """Verify, then ``docker import`` the artifact as ``tag`` (default ``gpufleet/node:<version>``).
+
+    Returns the verification summary plus ``image_id`` and ``tag``.
+    """
     summary = verify_image(manifest_path, public_key_pem, expected_version=expected_version)
+    tag = tag or "%s:%s" % (DEFAULT_REPOSITORY, summary["version"])
     if not summary["artifact"].endswith(".tar.gz"):
         raise ImageError("Artifact %s is not a rootfs tarball (docker builder); only those can be docker-imported."
                          % summary["artifact"])

@@ -51,3 +51,13 @@ def test_build_without_key_explains_how_to_get_one(capsys, tmp_path):
 def test_missing_manifest_is_a_clear_error_not_a_traceback(capsys, tmp_path):
     assert main(["image", "show", str(tmp_path / "none.json")]) == 1
     assert "Cannot read" in capsys.readouterr().err
+
+
+def test_missing_public_half_is_recreated(capsys, tmp_path):
+    key = str(tmp_path / "k.key")
+    assert main(["image", "keygen", "--out", key]) == 0
+    pub = (tmp_path / "k.pub").read_bytes()
+    (tmp_path / "k.pub").unlink()
+    from gpufleet.commands import image as image_cmd
+    image_cmd._load_or_create_key(key, False, "ed25519")  # pylint: disable=protected-access
+    assert (tmp_path / "k.pub").read_bytes() == pub

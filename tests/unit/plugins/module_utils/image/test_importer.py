@@ -29,3 +29,9 @@ def test_docker_failure_is_reported(tmp_path):
     manifest, key = make_image(tmp_path)
     with pytest.raises(ImageError, match="docker import .* failed \\(rc=1\\): Cannot connect"):
         import_verified(manifest, public_pem(key), "t", run=lambda argv: (1, "", "Cannot connect to the daemon"))
+
+
+def test_default_tag_is_gpufleet_node_version(tmp_path):
+    manifest, key = make_image(tmp_path)
+    summary = import_verified(manifest, public_pem(key), run=lambda argv: (0, "sha256:abc\n", ""))
+    assert summary["tag"] == "gpufleet/node:lab"
