@@ -12,7 +12,7 @@ version_added: 0.1.0
 description:
   - Reads a YAML rack description (fleet defaults, fabric rails and subnets, SKUs, racks with
     slots and BMC endpoints) and yields one host per populated slot.
-  - Per host it sets the hostname from O(fleet.hostname_pattern), the BMC address and system id,
+  - Per host it sets the hostname from C(hostname_pattern) in O(fleet), the BMC address and system id,
     one RDMA address per rail computed deterministically from rack index, slot and rail subnet,
     the SKU (GPU count and type, features), the image version and the acceptance gate profile.
   - Groups are C(gpufleet), C(rack_<name>) and C(sku_<name>); C(compose), C(groups) and
