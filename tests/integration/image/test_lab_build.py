@@ -191,3 +191,16 @@ def test_second_build_reproducibility_is_reported(lab_image):
     assert second["build_id"] == lab_image["build_id"]
     assert report["identical_sha256"] == (report["first_sha256"] == report["second_sha256"])
     assert report["identical_sha256"] or report["count"] > 0  # a digest difference must be explained by paths
+
+
+def test_drift_playbook_fails_a_node_without_image_release(tmp_path):
+    need_docker()
+    name = "gpufleet-image-noimg-%d" % os.getpid()
+    run(["docker", "run", "-d", "--name", name, ensure_base_image(), "sleep", "600"])
+    try:
+        inventory = tmp_path / "inventory.yml"
+        inventory.write_text("all:\n  hosts:\n    %s:\n      ansible_connection: community.docker.docker\n" % name)
+        proc = _drift(str(inventory), str(tmp_path / "r.json"))
+        assert proc.returncode != 0 and "was not imaged from a signed gpufleet image" in proc.stdout
+    finally:
+        run(["docker", "rm", "-f", name], check=False)
