@@ -38,7 +38,7 @@ options:
   packages:
     description:
       - The node's package list as printed by
-        C(dpkg-query -W -f='${binary:Package}\\t${Version}\\t${Architecture}\\t${db:Status-Status}\\n').
+        C(dpkg-query -W -f='${binary:Package}\t${Version}\t${Architecture}\t${db:Status-Status}\n').
       - The fourth (status) column is optional; with it, only C(installed) packages count.
     type: str
     required: true
