@@ -36,8 +36,8 @@ def test_transient_faults_are_survived(proxy, lab, conn, index, rules):
     node = lab.nodes[index]
     proxy.set_rules(*rules)
     info, power = run(proxy, lab, conn, node)
-    assert not info.get("failed"), info.get("msg")
-    assert not power.get("failed"), power.get("msg")
+    assert not info.get("failed_nodes") and "msg" not in info, info.get("msg")
+    assert not power.get("failed_nodes") and "msg" not in power, power.get("msg")
     assert info["nodes"][0]["facts"]["system"]["uuid"] == node["system_id"]
     assert power["nodes"][0]["state"] == "On"
     injected = sum(n for _m, _p, _a, n in rules)
@@ -53,7 +53,7 @@ def test_malformed_json_fails_closed_with_one_line(proxy, lab, conn):
     node = lab.nodes[14]
     proxy.set_rules(("GET", SYSTEM, "badjson", 1))
     info, _power = run(proxy, lab, conn, node)
-    assert info.get("failed") is True
+    assert info["failed_nodes"] == [node["name"]]
     assert "\n" not in info["msg"]
     assert "BMC of node %s answered" % node["name"] in info["msg"]
     assert "malformed JSON" in info["msg"]
@@ -63,6 +63,6 @@ def test_bmc_busy_beyond_retries_names_node_and_status(proxy, lab, conn):
     node = lab.nodes[15]
     proxy.set_rules(("GET", SYSTEM, "503", 10))
     info, _power = run(proxy, lab, conn, node, auth="basic")
-    assert info.get("failed") is True and "\n" not in info["msg"]
+    assert info["failed_nodes"] == [node["name"]] and "\n" not in info["msg"]
     assert "BMC of node %s" % node["name"] in info["msg"] and "HTTP 503" in info["msg"]
     assert info["nodes"][0]["error"] == info["msg"]
