@@ -216,6 +216,8 @@ def playbook_vars(cfg, munge_key):
         "node_identity_set_runtime_hostname": False,
         "node_identity_unsafe_writes": True,
         "gpufleet_configure_fabric": False,
+        # one machine, 2 cores: measure one fabric set at a time so sets do not share the CPU
+        "gpufleet_fabric_parallel_sets": 1,
     }
 
 
