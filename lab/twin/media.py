@@ -10,6 +10,7 @@ artifact that does not verify is refused and the disk is left as it was.
 import os
 import posixpath
 import shutil
+import threading
 import urllib.parse
 
 import requests
@@ -52,6 +53,9 @@ class Installer:
         self.work_dir = work_dir
         self.repository = repository
         self.http = http or requests.Session()
+        # Nodes install in parallel (one worker thread each); the import of one artifact
+        # into docker must happen once, not once per node.
+        self._import_lock = threading.Lock()
 
     def _download(self, url, dest):
         try:
@@ -91,9 +95,10 @@ class Installer:
     def _disk_image(self, summary):
         """Docker image for a verified artifact; imported once per artifact digest."""
         tag = "%s:sha256-%s" % (self.repository, summary["artifact_sha256"][:20])
-        if not self.docker.exists("image", tag):
-            argv = docker_import_command(summary["artifact"], tag, summary)
-            self.docker(*argv[1:])
+        with self._import_lock:
+            if not self.docker.exists("image", tag):
+                argv = docker_import_command(summary["artifact"], tag, summary)
+                self.docker(*argv[1:])
         return tag
 
     def install(self, node, media_url):

@@ -205,3 +205,33 @@ def test_fault_injection_rewrites_the_node_model(cfg):
     assert json.load(open(cfg.path("hwsim", "lab-r1n3", "hwmodel.json")))["faults"] == []
     with pytest.raises(LabError):
         lab_mod.inject_fault(cfg, "lab-r1n3", "melted")
+
+
+class SlowImportDocker:
+    """Docker whose ``import`` takes a while, as a 140 MB rootfs does."""
+
+    def __init__(self):
+        self.images, self.imports = set(), []
+
+    def exists(self, kind, name):
+        return name in self.images
+
+    def __call__(self, *args, **kwargs):
+        import time as _time
+        self.imports.append(args)
+        _time.sleep(0.05)
+        self.images.add(args[-1])
+
+
+def test_installer_imports_one_artifact_once_when_nodes_install_together(tmp_path):
+    import threading
+    docker = SlowImportDocker()
+    installer = Installer(docker, "unused", str(tmp_path), "gpufleet-lab-disk")
+    summary = {"artifact_sha256": "ab" * 32, "artifact": "/x/lab.rootfs.tar.gz", "version": "lab",
+               "build_id": "b", "pins_sha256": "p"}
+    threads = [threading.Thread(target=installer._disk_image, args=(summary,)) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(docker.imports) == 1 and docker.imports[0][0] == "import"
