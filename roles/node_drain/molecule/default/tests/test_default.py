@@ -14,7 +14,7 @@ def test_node_is_drained_not_draining(host):
 
 
 def test_reason_is_recorded(host):
-    out, _ = node_fields(host)
+    out = node_fields(host)[0]
     assert "Reason=gpufleet: molecule maintenance" in out
 
 
