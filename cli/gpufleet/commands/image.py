@@ -181,8 +181,11 @@ def cmd_show(args):
 
 def cmd_diff(args):
     artifact = _mu("artifact")
-    report = artifact.diff_tar_indexes(artifact.tar_index(args.first), artifact.tar_index(args.second))
-    report["identical_sha256"] = artifact.sha256_file(args.first) == artifact.sha256_file(args.second)
+    identical = artifact.sha256_file(args.first) == artifact.sha256_file(args.second)
+    # Identical bytes cannot differ in any member; skip reading both tarballs.
+    report = {"count": 0, "paths": []} if identical else \
+        artifact.diff_tar_indexes(artifact.tar_index(args.first), artifact.tar_index(args.second))
+    report["identical_sha256"] = identical
     json.dump(report, sys.stdout, indent=2, sort_keys=True)
     print()
     return 0

@@ -61,3 +61,14 @@ def test_missing_public_half_is_recreated(capsys, tmp_path):
     from gpufleet.commands import image as image_cmd
     image_cmd._load_or_create_key(key, False, "ed25519")  # pylint: disable=protected-access
     assert (tmp_path / "k.pub").read_bytes() == pub
+
+
+def test_diff_reports_identical_and_differing_tarballs(capsys, tmp_path):
+    from tests.unit.plugins.module_utils.image.image_factory import write_tarball
+    write_tarball(str(tmp_path / "a.tgz"), {"etc/a": b"1"})
+    write_tarball(str(tmp_path / "b.tgz"), {"etc/a": b"2"})
+    assert main(["image", "diff", str(tmp_path / "a.tgz"), str(tmp_path / "a.tgz")]) == 0
+    assert json.loads(capsys.readouterr().out) == {"count": 0, "paths": [], "identical_sha256": True}
+    assert main(["image", "diff", str(tmp_path / "a.tgz"), str(tmp_path / "b.tgz")]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["identical_sha256"] is False and report["paths"] == [{"path": "etc/a", "differs": ["content"]}]
