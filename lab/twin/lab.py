@@ -218,6 +218,8 @@ def playbook_vars(cfg, munge_key):
         "gpufleet_configure_fabric": False,
         # one machine, 2 cores: measure one fabric set at a time so sets do not share the CPU
         "gpufleet_fabric_parallel_sets": 1,
+        # and at most 4 nodes run their single-node gate phases (fio on the one disk) at once
+        "gpufleet_gate_parallel_nodes": 4,
     }
 
 
