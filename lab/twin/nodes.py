@@ -89,13 +89,15 @@ class NodeManager:
     def _boot(self, node, record):
         boot = self.boot_reader(node)
         self.store.console(node, "powered on; boot override %s (%s)" % (boot.get("target"), boot.get("enabled")))
+        installed = False
         if boot.get("target") == "Cd" and record.get("media"):
             if boot.get("enabled") == "Continuous" or record.get("installed_media") != record["media"]:
                 record = self._install(node, record)
+                installed = record.get("last_error") is None
         if not record.get("disk"):
             self.store.console(node, "no bootable disk: the node halts (image it through virtual media)")
             return record
-        self._start(node, record["disk"])
+        self._start(node, record["disk"], fresh=installed)
         return record
 
     def _install(self, node, record):
@@ -112,11 +114,12 @@ class NodeManager:
         self.store.console(node, "disk written: image %s (%s)" % (disk["version"], disk["disk"]))
         return record
 
-    def _start(self, node, disk):
+    def _start(self, node, disk, fresh=False):
         name = self.cfg.container(node)
         current = self.docker.image_of(name)
-        if current and current != disk:
-            self.docker("rm", "-f", name)  # reimaged: the old root filesystem is gone
+        if current and (fresh or current != disk):
+            # reimaged (even with the same image): the old root filesystem is gone
+            self.docker("rm", "-f", name)
             current = ""
         if current:
             self.docker("start", name)

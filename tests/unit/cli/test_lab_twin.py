@@ -129,6 +129,17 @@ def test_reimage_replaces_the_container(cfg):
     assert ("rm", "-f", "gpufleet-lab-lab-r1n1") in docker.calls and docker.calls[-1][0] == "run"
 
 
+def test_reimage_with_the_same_image_still_gives_a_fresh_root_filesystem(cfg):
+    docker = FakeDocker(containers={"gpufleet-lab-lab-r1n1": ["gpufleet-lab-disk:sha256-abc", True]})
+    mgr = manager(cfg, docker, FakeInstaller(), {"target": "Cd", "enabled": "Once"})
+    mgr.handle({"event": "vmedia_inserted", "name": "lab-r1n1", "image": "http://x/lab.rootfs.tar.gz"})
+    mgr.handle({"event": "power_on", "name": "lab-r1n1"})
+    assert ("rm", "-f", "gpufleet-lab-lab-r1n1") in docker.calls and docker.calls[-1][0] == "run"
+    docker.calls.clear()
+    mgr.handle({"event": "power_on", "name": "lab-r1n1"})  # a plain reboot keeps the disk's contents
+    assert docker.calls == [("start", "gpufleet-lab-lab-r1n1")]
+
+
 def test_hdd_boot_without_disk_halts(cfg):
     docker = FakeDocker()
     record = manager(cfg, docker, FakeInstaller(), {"target": "Hdd", "enabled": "Continuous"}).handle(
