@@ -22,7 +22,9 @@ lab-down: ## stop the lab (keeps node disks, ledger and reports)
 lab-purge: ## stop the lab and delete node disks, ledger and reports
 	$(GPUFLEET) lab down --purge
 
-demo-lab: lab-image lab-up ## gang-provision all 8 lab nodes, run srun -N8 hostname, print the report
+demo-lab: lab-image ## on a fresh lab: gang-provision all 8 nodes, run srun -N8 hostname, print the report
+	$(GPUFLEET) lab down --purge
+	$(GPUFLEET) lab up
 	$(GPUFLEET) lab publish --version lab
 	$(GPUFLEET) run gang --lab -e gpufleet_gang_id=$(LAB_GANG_ID) -e gpufleet_gang_size=$(LAB_GANG_SIZE) -e gpufleet_gang_sku=lab
 	docker exec gpufleet-lab-slurmctld srun --reservation=$(LAB_GANG_ID) -N$(LAB_GANG_SIZE) hostname
