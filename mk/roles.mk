@@ -12,7 +12,7 @@ molecule-key:
 	@test -s $(ROLES_MUNGE_KEY) || head -c 48 /dev/urandom | base64 -w0 > $(ROLES_MUNGE_KEY)
 
 $(addprefix molecule-,$(ROLES_MOLECULE)): molecule-%: slurm-images molecule-key collection
-	cd roles/$* && GPUFLEET_MOL_MUNGE_KEY_FILE=$(ROLES_MUNGE_KEY) molecule test
+	cd roles/$* && GPUFLEET_MOL_MUNGE_KEY_FILE=$(ROLES_MUNGE_KEY) ANSIBLE_PIPELINING=True molecule test
 
 molecule: slurm-images collection ## molecule test for every role (about 10 min)
 	$(PY) -m pytest tests/integration/roles/test_molecule.py $(PYTEST_ARGS)
