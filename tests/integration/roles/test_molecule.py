@@ -53,6 +53,6 @@ def molecule_env(tmp_path_factory):
 @pytest.mark.parametrize("role", ROLES)
 def test_molecule(role, molecule_env):
     proc = subprocess.run(["molecule", "test"], cwd=os.path.join(ROOT, "roles", role), env=molecule_env,
-                          capture_output=True, text=True, timeout=900)
+                          capture_output=True, text=True, timeout=900, check=False)
     assert proc.returncode == 0, "molecule test failed for %s:\n%s\n%s" % (role, proc.stdout[-6000:], proc.stderr[-3000:])
     assert "Idempotence completed successfully" in proc.stdout + proc.stderr or "idempotence: Executed: Successful" in proc.stdout + proc.stderr
