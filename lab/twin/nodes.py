@@ -7,7 +7,7 @@ by the installer, see media.py). The BMC emulators (lab/bmc) post events here:
 - ``power_on``: read the node's boot override from its BMC (Redfish, like firmware at
   POST); boot ``Cd`` with media inserted runs the installer once per insertion, then the
   node boots its disk: the container starts (a new one when the disk changed);
-- ``power_off``: the container stops (its filesystem persists, like a disk).
+- ``power_off``: the container is killed (its filesystem persists, like a disk).
 
 Per-node state (disk, media, last error) lives in ``<state_dir>/nodes/<node>.json`` and a
 console log in ``<node>.console``; both survive a manager restart.
@@ -83,7 +83,7 @@ class NodeManager:
     def _halt(self, node):
         name = self.cfg.container(node)
         if self.docker.running(name):
-            self.docker("stop", "-t", "5", name)
+            self.docker("kill", name)  # the power is gone: nothing runs on after it
         self.store.console(node, "powered off")
 
     def _boot(self, node, record):

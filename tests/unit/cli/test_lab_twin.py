@@ -34,7 +34,7 @@ class FakeDocker:
             self.containers[name] = [args[-3], True]
         elif args[0] == "start":
             self.containers[args[1]][1] = True
-        elif args[0] == "stop":
+        elif args[0] == "kill":
             self.containers[args[-1]][1] = False
         elif args[:2] == ("rm", "-f"):
             self.containers.pop(args[2], None)
@@ -105,7 +105,7 @@ def test_power_on_with_cd_and_media_images_then_boots_the_disk(cfg):
     assert run[0] == "run" and "gpufleet-lab-lab-r1n1" in run and "--privileged" not in run
     assert any(a.endswith(":/opt/gpufleet-lab-hwsim:ro") for a in run)
     mgr.handle({"event": "power_off", "name": "lab-r1n1"})
-    assert docker.calls[-1][0] == "stop"
+    assert docker.calls[-1][0] == "kill"
     mgr.handle({"event": "power_on", "name": "lab-r1n1"})  # same insertion: no second install
     assert len(installer.installs) == 1 and docker.calls[-1] == ("start", "gpufleet-lab-lab-r1n1")
 
