@@ -1,4 +1,6 @@
 # The lab (digital twin) and the lifecycle. Included by the Makefile.
+# `make demo` runs demo-lab: it works end to end (tests/integration/lab proves its parts).
+DEMO_TARGET := demo-lab
 .PHONY: lab-up lab-down lab-purge lab-status lab-image demo-lab
 
 GPUFLEET := $(VENV)/bin/gpufleet

@@ -34,6 +34,9 @@ class Progress:
     def __call__(self, event):
         data = event.get("event_data") or {}
         host, kind = data.get("host"), event.get("event")
+        if kind == "runner_on_ok" and data.get("task_action", "").endswith(".gang"):
+            self._gang((data.get("res") or {}).get("gang") or {}, data.get("task", ""))
+            return True
         if not host or host == "localhost" or kind not in (
                 "runner_on_ok", "runner_on_failed", "runner_on_unreachable"):
             return True
@@ -52,6 +55,15 @@ class Progress:
             reason = res.get("msg") or res.get("reason") or kind
             self._line(host, "FAILED", "%s: %s" % (node["task"], str(reason).splitlines()[0][:160]))
         return True
+
+    def _gang(self, gang, task):
+        """A gang step changes its members' states on the controller: show them per node."""
+        for member in gang.get("members") or []:
+            node = self.nodes.setdefault(member["node"], {"state": "-", "failed": False, "task": ""})
+            if member.get("state") and member["state"] != node["state"]:
+                node["state"] = member["state"]
+                self._line(member["node"], node["state"], "(gang %s %s: %s)" % (gang.get("gang_id"),
+                                                                                gang.get("status"), task))
 
     def summary(self):
         lines = ["%-14s %-14s %s" % ("node", "state", "result")]

@@ -50,3 +50,14 @@ def test_bad_extra_var_and_unknown_playbook_are_clear_errors():
 
 def test_playbook_names_resolve_to_the_collection_playbooks():
     assert run._playbook("gang").endswith("playbooks/gang.yml")
+
+
+def test_gang_admission_updates_every_member():
+    out = io.StringIO()
+    progress = run.Progress(out, clock=lambda: 0.0)
+    progress(event("runner_on_ok", "n1", "gpufleet.baremetal.node_state", "Record ready", state="ready"))
+    progress(event("runner_on_ok", "localhost", "gpufleet.baremetal.gang", "Record every member joined",
+                   gang={"gang_id": "g", "status": "admitted",
+                         "members": [{"node": "n1", "state": "joined"}, {"node": "n2", "state": "joined"}]}))
+    assert progress.nodes["n1"]["state"] == "joined" and progress.nodes["n2"]["state"] == "joined"
+    assert "gang g admitted" in out.getvalue()
