@@ -73,7 +73,7 @@ def test_keyed_groups_from_constructable(plugin, tmp_path):
     path = tmp_path / "k.rack.yml"
     path.write_text(text + "keyed_groups:\n  - key: gpufleet_image_version\n    prefix: image\n")
     inv = parse(plugin, str(path))
-    assert len(inv.groups["image_2026_06_2"].get_hosts()) == 8
+    assert len(inv.groups["image_lab"].get_hosts()) == 8
 
 
 def test_invalid_description_is_a_parser_error_naming_the_file_and_entry(plugin, tmp_path):
