@@ -114,7 +114,7 @@ def run_playbook(playbook, extra_vars, check=False, timeout=600):
            "-e", json.dumps(extra_vars)]
     if check:
         cmd.append("--check")
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout, check=False)
     try:
         data = json.loads(proc.stdout)
     except ValueError:

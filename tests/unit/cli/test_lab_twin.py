@@ -240,7 +240,7 @@ def test_installer_imports_one_artifact_once_when_nodes_install_together(tmp_pat
     installer = Installer(docker, "unused", str(tmp_path), "gpufleet-lab-disk")
     summary = {"artifact_sha256": "ab" * 32, "artifact": "/x/lab.rootfs.tar.gz", "version": "lab",
                "build_id": "b", "pins_sha256": "p"}
-    threads = [threading.Thread(target=installer._disk_image, args=(summary,)) for _ in range(8)]
+    threads = [threading.Thread(target=installer._disk_image, args=(summary,)) for _unused in range(8)]
     for thread in threads:
         thread.start()
     for thread in threads:

@@ -27,8 +27,9 @@ def _ledger(tmp_path):
     gate_dir.mkdir()
     (gate_dir / "n2.json").write_text(json.dumps({
         "node": "n2", "verdict": "fail", "profile": "lab", "reason": "nvbandwidth_d2d below floor",
-        "phases": [{"name": "nvlink", "checks": [{"name": "nvbandwidth_d2d", "measured": 92.54, "threshold": {"min": 300},
-                                                   "unit": "GB/s", "verdict": "fail", "reason": "below <floor>"}]}]}))
+        "phases": [{"name": "nvlink", "checks": [{
+            "name": "nvbandwidth_d2d", "measured": 92.54, "threshold": {"min": 300},
+            "unit": "GB/s", "verdict": "fail", "reason": "below <floor>"}]}]}))
     return book, str(gate_dir)
 
 

@@ -29,17 +29,17 @@ def path(tmp_path):
 def test_plan_admit_sequence(capsys, path):
     planned, code = run(capsys, ledger=path, gang_id="g", state="planned", sku="lab", size=2)
     assert code == 0 and planned["changed"] and planned["gang"]["pool"] == ["n1", "n2"]
-    locked, _ = run(capsys, ledger=path, gang_id="g", state="admitting")
+    locked, _unused = run(capsys, ledger=path, gang_id="g", state="admitting")
     assert locked["gang"]["status"] == "admitting"
-    done, _ = run(capsys, ledger=path, gang_id="g", state="admitted", who="ci")
+    done, _unused = run(capsys, ledger=path, gang_id="g", state="admitted", who="ci")
     assert {m["state"] for m in done["gang"]["members"]} == {"joined"}
-    again, _ = run(capsys, ledger=path, gang_id="g", state="admitted")
+    again, _unused = run(capsys, ledger=path, gang_id="g", state="admitted")
     assert again["changed"] is False
 
 
 def test_check_mode_plans_without_reserving(capsys, path):
-    result, _ = run(capsys, ledger=path, gang_id="g", state="planned", sku="lab", size=3,
-                    _ansible_check_mode=True, _ansible_diff=True)
+    result, _unused = run(capsys, ledger=path, gang_id="g", state="planned", sku="lab", size=3,
+                          _ansible_check_mode=True, _ansible_diff=True)
     assert result["changed"] and result["gang"]["provision"] == ["n3"]
     assert result["diff"]["before"] == {} and result["diff"]["after"]["status"] == "planned"
     assert all(n["gang_id"] is None for n in Ledger(path).nodes())

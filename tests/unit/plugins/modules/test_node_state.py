@@ -22,14 +22,14 @@ def test_enroll_then_rerun_is_unchanged(capsys, path):
     result, code = run(capsys, ledger=path, node="n1", state="enrolled", reason="new", sku="lab")
     assert code == 0 and result["changed"] is True
     assert result["state"] == "enrolled" and result["before"] is None
-    again, _ = run(capsys, ledger=path, node="n1", state="enrolled", reason="new")
+    again, _unused = run(capsys, ledger=path, node="n1", state="enrolled", reason="new")
     assert again["changed"] is False and len(Ledger(path).history()) == 1
 
 
 def test_check_mode_reports_the_change_and_writes_nothing(capsys, path):
     run(capsys, ledger=path, node="n1", state="enrolled", reason="new")
-    result, _ = run(capsys, ledger=path, node="n1", state="inspected", reason="r",
-                    _ansible_check_mode=True, _ansible_diff=True)
+    result, _unused = run(capsys, ledger=path, node="n1", state="inspected", reason="r",
+                          _ansible_check_mode=True, _ansible_diff=True)
     assert result["changed"] is True and result["state"] == "inspected"
     assert result["diff"] == {"before": {"n1": "enrolled"}, "after": {"n1": "inspected"}}
     assert Ledger(path).get("n1")["state"] == "enrolled"
@@ -54,7 +54,7 @@ def test_batch_of_nodes_is_all_or_nothing(capsys, path):
 def test_skip_if_past_reports_skipped(capsys, path):
     for target in ("enrolled", "inspected", "imaging", "configuring"):
         run(capsys, ledger=path, node="n1", state=target, reason="r")
-    result, _ = run(capsys, ledger=path, node="n1", state="imaging", reason="r", skip_if_past=True)
+    result, _unused = run(capsys, ledger=path, node="n1", state="imaging", reason="r", skip_if_past=True)
     assert result["skipped_past"] is True and result["state"] == "configuring" and not result["changed"]
 
 

@@ -45,4 +45,4 @@ def test_read_back_difference_is_a_warning(monkeypatch, capsys):
     result, failed = run(monkeypatch, capsys, redfish_boot,
                          dict(BASE, baseuri="bmc-1", target="pxe"), {"bmc-1": fake})
     assert not failed and result["applied"]["enabled"] == "Continuous"
-    assert "requested boot enabled Once" in json.dumps(result.get("warnings")), sorted(result)
+    assert "requested boot enabled Once" in json.dumps(result["_warned"]), sorted(result)

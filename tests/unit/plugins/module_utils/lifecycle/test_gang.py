@@ -31,7 +31,7 @@ def test_plan_takes_the_warm_pool_first_and_reserves(ledger):
 
 def test_plan_is_idempotent_and_refuses_a_changed_request(ledger):
     _fleet(ledger, enrolled=["n1", "n2"])
-    first, _ = gang.plan(ledger, "g1", "lab", 2, 600)
+    first, _unused = gang.plan(ledger, "g1", "lab", 2, 600)
     again, changed = gang.plan(ledger, "g1", "lab", 2, 600)
     assert changed is False and again["members"] == first["members"]
     with pytest.raises(GangError):
@@ -50,7 +50,7 @@ def test_plan_fails_when_capacity_is_short_naming_the_counts(ledger):
 def test_plan_skips_nodes_held_by_another_gang_and_honours_candidates(ledger):
     _fleet(ledger, enrolled=["n1", "n2", "n3"])
     gang.plan(ledger, "g1", "lab", 1, 600)
-    second, _ = gang.plan(ledger, "g2", "lab", 1, 600, candidates=["n3"])
+    second, _unused = gang.plan(ledger, "g2", "lab", 1, 600, candidates=["n3"])
     assert second["provision"] == ["n3"]
 
 

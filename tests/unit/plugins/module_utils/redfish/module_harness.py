@@ -2,6 +2,7 @@
 import json
 
 import pytest
+from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish import client as rf_client
@@ -28,11 +29,21 @@ def run(monkeypatch, capsys, module, args, transports=None, check_mode=False, di
     monkeypatch.setattr(rf_client, "RequestsTransport", by_host)
     if transports:
         monkeypatch.setattr(rf_client.RedfishClient, "__init__", _init_with(transports))
+    # Record warnings at the call: ansible-core keeps them in process-global state, which
+    # other tests in the same process (inventory plugin loading) can leave reconfigured.
+    warned = []
+    original_warn = basic.AnsibleModule.warn
+
+    def warn(self, warning):
+        warned.append(warning)
+        return original_warn(self, warning)
+    monkeypatch.setattr(basic.AnsibleModule, "warn", warn)
     args = dict(args, _ansible_check_mode=check_mode, _ansible_diff=diff)
     with patch_module_args(args):
         with pytest.raises(SystemExit) as exc:
             module.main()
     out = json.loads(capsys.readouterr().out)
+    out["_warned"] = warned
     return out, exc.value.code != 0
 
 

@@ -10,7 +10,7 @@ def gather(rf, mockup, **kwargs):
 
 
 def test_public_tower_system_and_gpus(rf):
-    facts, _ = gather(rf, "public-tower")
+    facts, _unused = gather(rf, "public-tower")
     system = facts["system"]
     assert (system["id"], system["manufacturer"], system["model"], system["serial_number"]) == (
         "437XR1238R2", "Contoso", "3500", "437XR1238R2")
@@ -25,7 +25,7 @@ def test_public_tower_system_and_gpus(rf):
 
 
 def test_public_tower_firmware_nics_managers(rf):
-    facts, _ = gather(rf, "public-tower")
+    facts, _unused = gather(rf, "public-tower")
     assert [(f["id"], f["version"], f["updateable"]) for f in facts["firmware"]] == [
         ("BIOS", "P79 v1.45", True), ("BMC", "1.45.455b66-rev4", True)]
     assert sorted(n["mac"] for n in facts["nics"]) == ["FB:AA:1D:4E:D0:7A", "FB:AA:1D:4E:D0:7C"]
@@ -36,7 +36,7 @@ def test_public_tower_firmware_nics_managers(rf):
 
 
 def test_public_rackmount1(rf):
-    facts, _ = gather(rf, "public-rackmount1")
+    facts, _unused = gather(rf, "public-rackmount1")
     assert facts["system"]["id"] == "437XR1138R2"
     assert facts["system"]["health"] == "Warning"  # HealthRollup wins over Health
     assert facts["system"]["boot"]["target"] == "Pxe"
