@@ -101,7 +101,7 @@ facts:
       type: list
       elements: str
   sample:
-    system: {"id": "437XR1138R2", "manufacturer": "Contoso", "power_state": "On"}
+    system: {"id": "1", "manufacturer": "Contoso", "power_state": "On"}
     firmware: [{"id": "BMC", "version": "1.45.455b66-rev4"}]
 nodes:
   description: One entry per node with C(name), C(changed), C(failed), C(error) and C(facts).

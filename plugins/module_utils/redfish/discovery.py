@@ -3,7 +3,7 @@
 """Follow ``@odata.id`` links and pick collection members by id: the one discovery helper.
 
 Nothing here assumes a vendor layout: every resource is reached from the service root
-by its links, so ``/redfish/v1/Systems/1`` and ``/redfish/v1/Systems/437XR1238R2`` are
+by its links, so ``/redfish/v1/Systems/1`` and ``/redfish/v1/Systems/SN-0042`` are
 found the same way. Results come from the client's per-run GET cache.
 """
 from __future__ import absolute_import, division, print_function
