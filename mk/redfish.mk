@@ -26,4 +26,4 @@ bench-redfish: venv collection ## the 1,000-system benchmark, four ways (about 2
 	$(PY) benchmarks/redfish/bench.py --out build/redfish-bench-results.json
 
 bench-redfish-smoke: venv collection ## the benchmark harness on 4 racks x 10 systems (about a minute)
-	$(PY) benchmarks/redfish/bench.py --racks 4 --nodes-per-rack 10 --subset 8 --methods a,c,d,d-min --workdir build/redfish-bench-smoke
+	$(PY) benchmarks/redfish/bench.py --racks 4 --nodes-per-rack 10 --subset 8 --methods a,a3,c,d,d3,d-min --workdir build/redfish-bench-smoke

@@ -1,5 +1,7 @@
-"""Method (d): a bare thread pool issuing, per node, the same HTTP calls the modules make.
+"""Methods (d)/(d3): a bare thread pool issuing, per node, the same HTTP calls the modules make.
 
+(d) matches (a), redfish_provision: one session per node for all three steps. (d3) matches
+(a3), three tasks: a session per step, each reading the root and the system again.
 Also "d-min": the three state-changing calls alone (InsertMedia, PATCH Boot, Reset) with basic
 auth and one keep-alive connection per worker: the least traffic this job can cost.
 """
@@ -36,16 +38,21 @@ class Node:
         self.http.close()
 
 
-def _vmedia(node, user, password, ca, image):
-    n = Node(node, user, password, ca)
-    n.call("GET", "/redfish/v1/")
-    n.call("GET", n.system)
+def _insert_cd(n, image):
+    """Read every device, insert into the CD one, read it back (as insert_media does)."""
     devices = [m["@odata.id"] for m in n.call("GET", n.system + "/VirtualMedia").json()["Members"]]
     docs = [n.call("GET", d).json() for d in devices]
     cd = [d for d in docs if "CD" in d["MediaTypes"]][0]
     n.call("POST", cd["Actions"]["#VirtualMedia.InsertMedia"]["target"],
            {"Image": image, "Inserted": True, "WriteProtected": True})
     n.call("GET", cd["@odata.id"])
+
+
+def _vmedia(node, user, password, ca, image):
+    n = Node(node, user, password, ca)
+    n.call("GET", "/redfish/v1/")
+    n.call("GET", n.system)
+    _insert_cd(n, image)
     n.close()
 
 
@@ -68,8 +75,27 @@ def _power(node, user, password, ca):
     n.close()
 
 
+def _provision(node, user, password, ca, image):
+    """redfish_provision's calls: one session, root and system read once, each step read back."""
+    n = Node(node, user, password, ca)
+    n.call("GET", "/redfish/v1/")
+    n.call("GET", n.system)
+    _insert_cd(n, image)
+    n.call("PATCH", n.system, {"Boot": {"BootSourceOverrideTarget": "Pxe",
+                                        "BootSourceOverrideEnabled": "Once"}})
+    n.call("GET", n.system)
+    n.call("POST", n.system + "/Actions/ComputerSystem.Reset", {"ResetType": "On"})
+    n.close()
+
+
+def run_provision_calls(nodes, user, password, ca, image, workers):
+    """(d): every node's whole job in one session, ``workers`` nodes at a time."""
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        list(pool.map(lambda n: _provision(n, user, password, ca, image), nodes))
+
+
 def run_same_calls(nodes, user, password, ca, image, workers):
-    """Three stages like the three module tasks, each over all nodes with ``workers`` threads."""
+    """(d3): three stages like the three module tasks, each over all nodes with ``workers`` threads."""
     with ThreadPoolExecutor(max_workers=workers) as pool:
         for stage in (lambda n: _vmedia(n, user, password, ca, image),
                       lambda n: _boot(n, user, password, ca),

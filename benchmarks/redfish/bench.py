@@ -5,11 +5,15 @@
     .venv/bin/python benchmarks/redfish/bench.py --racks 4 --nodes-per-rack 10 --subset 8  # smoke
 
 Methods (each starts from freshly started emulators, so every node really changes):
-  a     one task per operation with the whole node list (redfish_* modules, workers=W)
-  b     one task per host, delegated to localhost, forks 50 (redfish_* modules, baseuri)
+  a     one task with the whole node list: redfish_provision (one session per node, workers=W)
+  a3    one task per operation with the whole node list (redfish_virtual_media, redfish_boot,
+        redfish_power: a session per node per task)
+  b     one task per host, delegated to localhost, forks 50 (redfish_provision, baseuri)
+  b3    three tasks per host, delegated to localhost, forks 50 (the three modules)
   c     community.general.redfish_command per host, forks 50 (commands VirtualMediaInsert,
         SetOneTimeBoot, PowerOn in one task), on the first --subset nodes
   d     bare thread pool (W threads) issuing the same HTTP calls as (a)
+  d3    bare thread pool issuing the same HTTP calls as (a3)
   d-min bare thread pool issuing only the three state-changing calls (basic auth, keep-alive)
 Every run is verified afterwards (events: media inserted and power on landed for every node;
 every system reads back boot target Pxe) and the emulators' request counts are recorded.
@@ -145,16 +149,27 @@ class Bench:
         return path
 
     def method_a(self, nodes):
-        self.playbook("node_list.yml", dict(self.common(), rf_nodes=nodes,
-                                            rf_workers=self.args.workers))
+        self.playbook("provision_node_list.yml", dict(self.common(), rf_nodes=nodes,
+                                                      rf_workers=self.args.workers))
+
+    def method_a3(self, nodes):
+        self.playbook("three_tasks_node_list.yml", dict(self.common(), rf_nodes=nodes,
+                                                        rf_workers=self.args.workers))
 
     def method_b(self, nodes):
-        self.playbook("per_host.yml", self.common(), inventory=self.inventory(nodes))
+        self.playbook("provision_per_host.yml", self.common(), inventory=self.inventory(nodes))
+
+    def method_b3(self, nodes):
+        self.playbook("three_tasks_per_host.yml", self.common(), inventory=self.inventory(nodes))
 
     def method_c(self, nodes):
         self.playbook("community_general.yml", self.common(), inventory=self.inventory(nodes))
 
     def method_d(self, nodes):
+        bare_pool.run_provision_calls(nodes, self.cfg["username"], self.cfg["password"], self.ca,
+                                      self.image, self.args.workers)
+
+    def method_d3(self, nodes):
         bare_pool.run_same_calls(nodes, self.cfg["username"], self.cfg["password"], self.ca,
                                  self.image, self.args.workers)
 
@@ -185,7 +200,7 @@ def main(argv=None):
     parser.add_argument("--nodes-per-rack", type=int, default=250)
     parser.add_argument("--subset", type=int, default=200, help="nodes for the subset methods")
     parser.add_argument("--subset-methods", default="c", help="methods run on --subset nodes")
-    parser.add_argument("--methods", default="a,b,c,d,d-min")
+    parser.add_argument("--methods", default="a,a3,b,c,d,d3")
     parser.add_argument("--workers", type=int, default=50)
     parser.add_argument("--network", default="127.0.10.", help="racks on <network><n>")
     parser.add_argument("--first-address", type=int, default=11)
@@ -208,6 +223,8 @@ def main(argv=None):
         print("per node: (c)/(a) = %.1fx" % (by["c"]["per_node_ms"] / by["a"]["per_node_ms"]))
     if "a" in by and "d" in by:
         print("per node: (a)/(d) = %.2fx" % (by["a"]["per_node_ms"] / by["d"]["per_node_ms"]))
+    if "a3" in by and "c" in by:
+        print("per node: (c)/(a3) = %.1fx" % (by["c"]["per_node_ms"] / by["a3"]["per_node_ms"]))
     if args.out:
         with open(args.out, "w") as handle:
             json.dump(dict(args=vars(args), results=results), handle, indent=1)

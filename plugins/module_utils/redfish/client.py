@@ -152,6 +152,7 @@ class RedfishClient:
         self._session_uri = None
         self._basic = auth == "basic"
         self._cache = {}
+        self.discovered = {}  # resource paths found by discovery, kept for this client's life
         self.requests_sent = 0
 
     def sleep(self, seconds):

@@ -100,13 +100,22 @@ def pick_member(client, collection_path, member_id, what):
 
 
 def find_system(client, system_id=None):
-    """Path of the ComputerSystem ``system_id`` (by link from the root, never assumed)."""
+    """Path of the ComputerSystem ``system_id`` (by link from the root, never assumed).
+
+    Remembered on the client, so steps sharing one session (redfish_provision) find the
+    system once.
+    """
+    found = client.discovered.get(("system", system_id))
+    if found:
+        return found
     systems = link(client.get(ROOT), "Systems")
     if not systems:
         raise DiscoveryError("BMC of node %s at %s has no Systems collection in its service "
                              "root; it is not a server BMC." % (client.node, client.baseuri),
                              node=client.node)
-    return pick_member(client, systems, system_id, "systems")
+    found = client.discovered[("system", system_id)] = pick_member(client, systems, system_id,
+                                                                   "systems")
+    return found
 
 
 def managers_of(client, system_path):

@@ -61,8 +61,12 @@ def _choose(client, system_path, state, allowed):
 
 
 def set_power(client, system_id, state, check_mode=False, wait=True, timeout=300,
-              graceful_timeout=60, poll=2.0):
-    """Bring the system to ``state``; return ``{changed, before, state, reset_type}``."""
+              graceful_timeout=60, poll=2.0, read_back=True):
+    """Bring the system to ``state``; return ``{changed, before, state, reset_type}``.
+
+    With ``wait`` and ``read_back`` both false the state is not read after the reset
+    (``state`` is None): the BMC usually still shows the old one for seconds.
+    """
     path = discovery.find_system(client, system_id)
     system = client.get(path)  # read moments ago by discovery, in this run
     before = system.get("PowerState")
@@ -76,16 +80,16 @@ def set_power(client, system_id, state, check_mode=False, wait=True, timeout=300
     if check_mode:
         return dict(changed=True, before=before, state=STATES[state][1], reset_type=reset_type)
     after = _reset(client, path, system, reset_type, state, wait, timeout, graceful_timeout,
-                   poll, allowed)
+                   poll, allowed, read_back)
     return dict(changed=True, before=before, state=after, reset_type=reset_type)
 
 
 def _reset(client, path, system, reset_type, state, wait, timeout, graceful_timeout, poll,
-           allowed):
+           allowed, read_back=True):
     target = system["Actions"][RESET_ACTION].get("target", path + "/Actions/ComputerSystem.Reset")
     wait_task(client, client.post(target, {"ResetType": reset_type}), "reset " + reset_type)
     if not wait:
-        return power_state(client, path)
+        return power_state(client, path) if read_back else None
     goal = STATES[state][1]
     if reset_type == "GracefulShutdown" and (allowed is None or "ForceOff" in allowed):
         try:
