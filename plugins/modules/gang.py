@@ -30,13 +30,9 @@ attributes:
   diff_mode:
     support: full
     description: Shows the gang status and member states before and after.
+extends_documentation_fragment:
+  - gpufleet.baremetal.lifecycle
 options:
-  ledger:
-    description:
-      - Path of the SQLite ledger on the controller.
-      - Falls back to the E(GPUFLEET_LEDGER) environment variable.
-    type: path
-    required: true
   gang_id:
     description: Unique id of the gang request.
     type: str

@@ -17,20 +17,11 @@ description:
   - Read-only; never creates or changes a record.
 author:
   - gpufleet.baremetal developers (@gpufleet)
-attributes:
-  check_mode:
-    support: full
-    description: Read-only; behaves the same in check mode.
-  diff_mode:
-    support: none
-    description: Nothing changes, so there is no diff.
+extends_documentation_fragment:
+  - gpufleet.baremetal.lifecycle
+  - gpufleet.baremetal.attributes
+  - gpufleet.baremetal.attributes.INFO_MODULE
 options:
-  ledger:
-    description:
-      - Path of the SQLite ledger on the controller.
-      - Falls back to the E(GPUFLEET_LEDGER) environment variable.
-    type: path
-    required: true
   nodes:
     description: Only these nodes. All nodes when omitted.
     type: list
