@@ -134,6 +134,7 @@ def authorize(user, method, parts):
 def route(state, method, parts, query, body, content_type):
     """Dispatch /api/v1/... (parts = path split on /, without the leading empty one)."""
     store, dry_run = state.store, query.get("dryRun") == "All"
+    store.warnings = []
     rest = parts[2:]
     if query.get("watch") in ("true", "1"):
         raise ApiError(405, "MethodNotAllowed", "watch is not implemented by the lab simulation")
@@ -154,16 +155,17 @@ def route(state, method, parts, query, body, content_type):
 
 def _object_call(store, method, target, query, body, content_type, dry_run):
     resource, namespace, name = target
+    strict = query.get("fieldValidation") == "Strict"
     namespaced = store.kind_of(resource) in ("Pod", "ConfigMap")
     if name is None and method == "GET":
         return 200, store.list(resource, namespace if namespaced else None, query.get("fieldSelector", ""),
                                query.get("labelSelector", ""))
     if name is None and method == "POST":
-        return 201, store.create(resource, namespace, body, dry_run=dry_run)
+        return 201, store.create(resource, namespace, body, dry_run=dry_run, strict=strict)
     if name is not None and method == "GET":
         return 200, store.get(resource, namespace, name)
     if name is not None and method == "PATCH" and resource in ("nodes", "pods"):
-        return 200, store.patch(resource, namespace, name, body, content_type, dry_run=dry_run)
+        return 200, store.patch(resource, namespace, name, body, content_type, dry_run=dry_run, strict=strict)
     if name is not None and method == "DELETE" and resource == "pods":
         grace = (body or {}).get("gracePeriodSeconds", query.get("gracePeriodSeconds"))
         return 200, store.delete(namespace, name, None if grace is None else int(grace), dry_run=dry_run)
@@ -193,10 +195,12 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, format, *args):  # noqa: A002  (signature of BaseHTTPRequestHandler)
         pass  # every request goes to the structured log instead
 
-    def _send(self, code, payload):
+    def _send(self, code, payload, warnings=()):
         text = payload if isinstance(payload, str) else json.dumps(payload)
         data = text.encode()
         self.send_response(code)
+        for warning in warnings:
+            self.send_header("Warning", '299 - "%s"' % warning.replace('"', "'"))
         self.send_header("Content-Type", "text/plain" if isinstance(payload, str) else "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
@@ -224,29 +228,33 @@ class Handler(BaseHTTPRequestHandler):
             user = entry["user"] = self.state.user(self.headers.get("Authorization"))
             if path not in _PUBLIC:
                 authorize(user, method, path.strip("/").split("/"))
-            code, payload = self._dispatch(method, path, query, body, content_type)
+            code, payload, warnings = self._dispatch(method, path, query, body, content_type)
         except ApiError as exc:
-            code, payload = exc.code, exc.status()
+            code, payload, warnings = exc.code, exc.status(), []
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            code, payload = 400, ApiError(400, "BadRequest", "malformed request: %r" % (exc,)).status()
+            code, payload, warnings = 400, ApiError(400, "BadRequest", "malformed request: %r" % (exc,)).status(), []
         entry["status"] = code
+        if warnings:
+            entry["warnings"] = warnings
         if isinstance(payload, dict) and isinstance(payload.get("metadata"), dict):
             entry["resourceVersion"] = payload["metadata"].get("resourceVersion")
         self.state.record(entry)
-        self._send(code, payload)
+        self._send(code, payload, warnings)
 
     def _dispatch(self, method, path, query, body, content_type):
         if method == "GET":
             doc = discovery(path)
             if doc is not None:
-                return 200, doc
+                return 200, doc, []
             if path == "/sim/requests":
                 with self.state.lock:
-                    return 200, {"kind": "SimRequestLog", "items": list(self.state.requests)}
+                    return 200, {"kind": "SimRequestLog", "items": list(self.state.requests)}, []
         if not path.startswith("/api/v1/"):
             raise ApiError(404, "NotFound", "the server could not find the requested resource (lab simulation)")
         with self.state.lock:
-            return route(self.state, method, path.strip("/").split("/"), query, body, content_type)
+            code, payload = route(self.state, method, path.strip("/").split("/"), query, body, content_type)
+            warnings, self.state.store.warnings = self.state.store.warnings, []
+        return code, payload, warnings
 
     def do_GET(self):  # noqa: N802
         self._handle("GET")

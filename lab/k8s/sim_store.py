@@ -16,7 +16,7 @@ import uuid
 
 from sim_patch import PatchError, apply_patch
 
-__all__ = ["ApiError", "Store", "REFUSE_EVICTIONS"]
+__all__ = ["ApiError", "Store", "REFUSE_EVICTIONS", "prune_unknown", "validate"]
 
 # Pod annotation: refuse this many evictions with 429 (as a PodDisruptionBudget would) before
 # allowing one. Lab-only stand-in for PDB objects, which the simulation does not implement.
@@ -92,6 +92,31 @@ def _check_taints(name, taints):
         if (taint["key"], taint["effect"]) in seen:
             raise _invalid("Node", name, "spec.taints", taint, "taints must be unique by key and effect pair")
         seen.add((taint["key"], taint["effect"]))
+
+
+_TAINT_FIELDS = ("key", "value", "effect", "timeAdded")
+
+
+def prune_unknown(obj, strict=False):
+    """Drop unknown and null taint fields as the API server's decoder does; return the warnings.
+
+    kubernetes.core.k8s_taint sends existing taints back in the Python client's snake_case
+    (``time_added: null``). The API server drops unknown fields (a Warning header; a 400 with
+    ``fieldValidation=Strict``) and omits nulls; modelled for Node taints only.
+    """
+    warnings = []
+    for index, taint in enumerate(((obj.get("spec") or {}).get("taints") or []) if obj.get("kind") == "Node" else []):
+        if not isinstance(taint, dict):
+            continue
+        for field in [f for f in taint if f not in _TAINT_FIELDS]:
+            warnings.append('unknown field "spec.taints[%d].%s"' % (index, field))
+            del taint[field]
+        for field in [f for f, v in taint.items() if v is None]:
+            del taint[field]
+    if warnings and strict:
+        raise ApiError(400, "BadRequest", 'Node in version "v1" cannot be handled as a Node: strict decoding '
+                                          "error: " + ", ".join(warnings))
+    return warnings
 
 
 def validate(obj):
@@ -172,6 +197,7 @@ class Store:
         self.clock = clock
         self._delete_at = {}
         self._refusals = {}
+        self.warnings = []  # of the last write; the server sends them as Warning headers
         for ns in ("default", "kube-system", "kube-public", "kube-node-lease"):
             self.create("namespaces", None, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
 
@@ -233,12 +259,13 @@ class Store:
             obj["status"] = {"phase": "Running" if (obj.get("spec") or {}).get("nodeName") else "Pending"}
         return obj
 
-    def create(self, resource, namespace, body, dry_run=False):
+    def create(self, resource, namespace, body, dry_run=False, strict=False):
         self.purge()
         kind = self.kind_of(resource)
         if not isinstance(body, dict) or body.get("kind") not in (None, kind):
             raise ApiError(400, "BadRequest", "the body of the request does not contain a %s" % kind)
         obj = self._prepare_new(kind, namespace, body)
+        self.warnings = prune_unknown(obj, strict)
         validate(obj)
         key = (kind, namespace, obj["metadata"]["name"])
         if key in self.objects:
@@ -249,7 +276,7 @@ class Store:
             self.objects[key] = obj
         return copy.deepcopy(obj)
 
-    def patch(self, resource, namespace, name, body, content_type, dry_run=False):
+    def patch(self, resource, namespace, name, body, content_type, dry_run=False, strict=False):
         current = self.get(resource, namespace, name)
         try:
             patched = apply_patch(current, body, content_type)
@@ -266,6 +293,7 @@ class Store:
             if meta.get(fixed) != current["metadata"].get(fixed):
                 raise _invalid(current["kind"], name, "metadata." + fixed, meta.get(fixed), "field is immutable")
         patched["kind"], patched["apiVersion"] = current["kind"], current["apiVersion"]
+        self.warnings = prune_unknown(patched, strict)
         validate(patched)
         meta["resourceVersion"] = current["metadata"]["resourceVersion"]
         if patched != current and not dry_run:

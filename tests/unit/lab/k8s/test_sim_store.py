@@ -90,7 +90,9 @@ def test_missing_objects_and_namespaces(store):
 def test_selectors(store):
     store.create("pods", "default", _pod("a", node="n1"))
     store.create("pods", "kube-system", _pod("b", node="n2"))
-    names = lambda result: [p["metadata"]["name"] for p in result["items"]]  # noqa: E731
+    def names(result):
+        return [p["metadata"]["name"] for p in result["items"]]
+
     assert names(store.list("pods", None, "spec.nodeName=n1")) == ["a"]
     assert names(store.list("pods", None, "spec.nodeName!=n1")) == ["b"]
     assert names(store.list("pods", "kube-system")) == ["b"]
@@ -105,10 +107,10 @@ def test_selectors(store):
 def test_eviction_refused_by_budget_then_graceful_delete(store):
     store.create("pods", "default", _pod("p", annotations={REFUSE_EVICTIONS: "2"}))
     body = {"metadata": {"name": "p", "namespace": "default"}, "deleteOptions": {"gracePeriodSeconds": 5}}
-    for _ in range(2):
+    for attempt in (1, 2):
         with pytest.raises(ApiError) as info:
             store.evict("default", "p", body)
-        assert (info.value.code, info.value.reason) == (429, "TooManyRequests")
+        assert (info.value.code, info.value.reason, attempt) == (429, "TooManyRequests", attempt)
     store.evict("default", "p", body)
     pod = store.get("pods", "default", "p")
     assert pod["metadata"]["deletionGracePeriodSeconds"] == 5  # terminating, still listed
@@ -134,3 +136,14 @@ def test_new_nodes_are_ready_and_pods_bound_are_running(store):
     node = store.get("nodes", None, "n1")
     assert node["status"]["conditions"][0]["type"] == "Ready"
     assert store.create("pods", "default", _pod("p"))["status"]["phase"] == "Running"
+
+
+def test_unknown_and_null_taint_fields_are_dropped_with_a_warning(store):
+    # kubernetes.core.k8s_taint sends existing taints back as the Python client's to_dict().
+    sent = {"spec": {"taints": [{"key": "t", "effect": "NoSchedule", "time_added": None, "value": None}]}}
+    node = store.patch("nodes", None, "n1", sent, SMP)
+    assert node["spec"]["taints"] == [{"key": "t", "effect": "NoSchedule"}]
+    assert store.warnings == ['unknown field "spec.taints[0].time_added"']
+    with pytest.raises(ApiError) as info:
+        store.patch("nodes", None, "n1", sent, SMP, strict=True)
+    assert info.value.code == 400 and "strict decoding error" in info.value.message
