@@ -29,3 +29,12 @@ def test_other_links_are_left_alone(host):
     status = host.check_output("networkctl list --no-pager --no-legend")
     lines = {line.split()[1]: line for line in status.splitlines()}
     assert "unmanaged" in lines["eth0"] and "unmanaged" in lines["fab0p"], status
+
+
+@pytest.mark.parametrize("device,rail,cidr,mtu", RAILS)
+def test_netplan_file_generates_networkd_files(host, device, rail, cidr, mtu):
+    # The real netplan (0.106) parses the role's netplan file and renders networkd files from it.
+    host.check_output("netplan generate --root-dir /tmp/gpufleet-netplan")
+    net = host.file("/tmp/gpufleet-netplan/run/systemd/network/10-netplan-%s.network" % rail).content_string
+    mac = host.file("/sys/class/net/%s/address" % device).content_string.strip()
+    assert "PermanentMACAddress=%s" % mac in net and "Address=%s" % cidr in net and "MTUBytes=%d" % mtu in net, net
