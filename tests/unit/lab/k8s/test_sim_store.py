@@ -37,6 +37,10 @@ def _pod(name, node="n1", owner="ReplicaSet", annotations=None):
             "spec": {"nodeName": node, "containers": [{"name": "c", "image": "x"}]}}
 
 
+def _names(result):
+    return [p["metadata"]["name"] for p in result["items"]]
+
+
 def test_resource_version_bumps_only_on_change(store):
     rv = store.get("nodes", None, "n1")["metadata"]["resourceVersion"]
     changed = store.patch("nodes", None, "n1", {"metadata": {"labels": {"a": "b"}}}, SMP)
@@ -90,16 +94,13 @@ def test_missing_objects_and_namespaces(store):
 def test_selectors(store):
     store.create("pods", "default", _pod("a", node="n1"))
     store.create("pods", "kube-system", _pod("b", node="n2"))
-    def names(result):
-        return [p["metadata"]["name"] for p in result["items"]]
-
-    assert names(store.list("pods", None, "spec.nodeName=n1")) == ["a"]
-    assert names(store.list("pods", None, "spec.nodeName!=n1")) == ["b"]
-    assert names(store.list("pods", "kube-system")) == ["b"]
+    assert _names(store.list("pods", None, "spec.nodeName=n1")) == ["a"]
+    assert _names(store.list("pods", None, "spec.nodeName!=n1")) == ["b"]
+    assert _names(store.list("pods", "kube-system")) == ["b"]
     store.patch("pods", "default", "a", {"metadata": {"labels": {"app": "web", "tier": "x"}}}, SMP)
-    assert names(store.list("pods", None, label_selector="app=web")) == ["a"]
-    assert names(store.list("pods", None, label_selector="app!=web")) == ["b"]
-    assert names(store.list("pods", None, label_selector="tier in (x, y),!gone")) == ["a"]
+    assert _names(store.list("pods", None, label_selector="app=web")) == ["a"]
+    assert _names(store.list("pods", None, label_selector="app!=web")) == ["b"]
+    assert _names(store.list("pods", None, label_selector="tier in (x, y),!gone")) == ["a"]
     with pytest.raises(ApiError, match="field label not supported"):
         store.list("pods", None, "spec.hostname=n1")
 
