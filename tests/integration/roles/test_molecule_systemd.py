@@ -4,7 +4,8 @@ The node image (gpufleet-sysd-node:bookworm, roles/cluster_join/molecule/systemd
 runs /sbin/init as PID 1 with /sys/fs/cgroup mounted read-only (cgroup v1, docker 20.10, no
 --privileged). rdma_fabric applies rails with systemd-networkd (rdma_fabric_apply: reload);
 cluster_join runs munge and slurmd as units against the real slurmctld container
-(cluster_join_service_manager: systemd). About 1-1.5 min per scenario on 2 cores.
+(cluster_join_service_manager: systemd); node_labels writes gres.conf and restarts slurmd through
+systemd. About 1-1.5 min per scenario on 2 cores.
 """
 import base64
 import importlib.util
@@ -18,7 +19,7 @@ from tests.helpers import ROOT, VENV_BIN, ensure_base_image, need_docker
 
 pytestmark = [pytest.mark.integration, pytest.mark.molecule, pytest.mark.slow]
 
-ROLES = ["rdma_fabric", "cluster_join"]
+ROLES = ["rdma_fabric", "cluster_join", "node_labels"]
 NODE_IMAGE = "gpufleet-sysd-node:bookworm"
 NODE_DOCKERFILE = os.path.join(ROOT, "roles", "cluster_join", "molecule", "systemd", "node.Dockerfile")
 
