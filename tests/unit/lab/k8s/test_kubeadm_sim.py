@@ -101,6 +101,12 @@ def test_invalid_configurations_fail_like_kubeadm(tmp_path, config, message):
     assert message in str(info.value)
 
 
+@pytest.mark.parametrize("endpoint", ["k8s-api:6443", "10.0.0.1:6443", "[fd00::1]:6443"])
+def test_endpoints_accepted(tmp_path, endpoint):
+    config = _with(("discovery", "bootstrapToken", "apiServerEndpoint"), endpoint)
+    assert SIM.load_config(_write(tmp_path, yaml.safe_dump(config)))["discovery"]["bootstrapToken"]["apiServerEndpoint"] == endpoint
+
+
 def test_v1beta3_takes_a_map_and_a_discovery_timeout(tmp_path):
     config = _with(("apiVersion",), "kubeadm.k8s.io/v1beta3")
     config["discovery"]["timeout"] = "5m0s"
