@@ -22,7 +22,7 @@ test-redfish-unit: venv collection ## Redfish unit tests (seconds)
 test-redfish: venv collection ## Redfish unit + integration tests (emulated racks; about 3 minutes)
 	$(PY) -m pytest tests/unit/plugins/module_utils/redfish tests/unit/plugins/modules/test_redfish_*.py tests/integration/redfish $(PYTEST_ARGS)
 
-bench-redfish: venv collection ## the 1,000-system benchmark, four ways (about 25 minutes)
+bench-redfish: venv collection ## the 1,000-system benchmark, methods a a3 b c d d3 (about 30 minutes)
 	$(PY) benchmarks/redfish/bench.py --out build/redfish-bench-results.json
 
 bench-redfish-smoke: venv collection ## the benchmark harness on 4 racks x 10 systems (about a minute)
