@@ -55,3 +55,8 @@ def test_gpu_job_gets_both_gpus(host):
 
 def test_refused_runs_left_no_gres_conf_for_missing_devices(host):
     assert not host.file("/tmp/gpufleet-mol-gres-missing.conf").exists
+
+
+def test_nvml_source_renders_autodetect(host):
+    content = host.file("/tmp/gpufleet-mol-gres-nvml.conf").content_string
+    assert [line for line in content.splitlines() if line and not line.startswith("#")] == ["NodeName=node01 AutoDetect=nvml"]
