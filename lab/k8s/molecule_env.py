@@ -2,7 +2,7 @@
 """Prepare the host for the roles' Kubernetes Molecule scenarios (molecule/kubernetes).
 
 Builds the node image ``gpufleet-k8s-node:bookworm`` (lab/k8s/Dockerfile.node; the base image
-must exist) and one set of lab credentials per role under LAB_DIR/<role> (lab/k8s/pki.py), each
+must exist) and one set of lab credentials per role under LAB_DIR/<role> (lab/k8s/k8s_pki.py), each
 for the loopback address its scenario publishes the API simulation on. Prints the environment
 the scenarios read. Lab only.
 Usage: molecule_env.py LAB_DIR
@@ -13,7 +13,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from pki import ensure_pki  # noqa: E402
+from k8s_pki import ensure_pki  # noqa: E402  (not "pki": lab/bmc has one)
 
 __all__ = ["NODE_IMAGE", "SCENARIO_ADDRESSES", "build_node_image", "prepare"]
 

@@ -7,7 +7,7 @@ bootstrap.token (``[a-z0-9]{6}.[a-z0-9]{16}``), ca-cert-hash (``sha256:`` + hex 
 SubjectPublicKeyInfo, what ``kubeadm join --discovery-token-ca-cert-hash`` pins) and
 kubeconfig (server ``https://<first --ip>:<port>``, token auth, CA embedded). Reuses an existing
 DIR unchanged. Lab only; runs on the host (needs ``cryptography``).
-Usage: pki.py DIR [--ip 127.0.30.1] [--dns k8s-api] [--port 6443]
+Usage: k8s_pki.py DIR [--ip 127.0.30.1] [--dns k8s-api] [--port 6443]
 """
 import argparse
 import base64
