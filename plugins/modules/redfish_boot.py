@@ -109,16 +109,12 @@ summary:
   sample: {"total": 8, "changed": 8, "failed": 0}
 """
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.errors import GpufleetError
+from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.argspec import module_kwargs
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.boot import (
     ENABLED, MODES, TARGETS, set_boot,
 )
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.client import (
-    HAS_REQUESTS, REQUESTS_IMPORT_ERROR,
-)
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.fanout import module_result
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.fanout import run_module
 
 
 def main():
@@ -127,22 +123,13 @@ def main():
         enabled=dict(type="str", default="once", choices=sorted(ENABLED)),
         mode=dict(type="str", choices=sorted(MODES)),
     ))
-    if not HAS_REQUESTS:
-        module.fail_json(msg=missing_required_lib("requests"), exception=str(REQUESTS_IMPORT_ERROR))
     p = module.params
 
     def operation(client, node):
         return set_boot(client, node["system_id"], p["target"], enabled=p["enabled"],
                         mode=p["mode"], check_mode=module.check_mode)
 
-    try:
-        result, notes = module_result(p, operation, diff_of=(
-            lambda e: (e.get("before"), e.get("applied"))) if module._diff else None)
-    except GpufleetError as exc:
-        module.fail_json(**exc.to_fail_kwargs())
-    for note in notes:
-        module.warn(note)
-    module.exit_json(**result)
+    run_module(module, operation, diff_of=lambda e: (e.get("before"), e.get("applied")))
 
 
 if __name__ == "__main__":

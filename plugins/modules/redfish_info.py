@@ -120,13 +120,9 @@ summary:
   sample: {"total": 8, "changed": 0, "failed": 0}
 """
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.errors import GpufleetError
+from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.argspec import module_kwargs
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.client import (
-    HAS_REQUESTS, REQUESTS_IMPORT_ERROR,
-)
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.fanout import module_result
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.fanout import run_module
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.inventory import SUBSETS, gather
 
 
@@ -135,18 +131,12 @@ def main():
         gather_subset=dict(type="list", elements="str", default=list(SUBSETS),
                            choices=list(SUBSETS)),
     ))
-    if not HAS_REQUESTS:
-        module.fail_json(msg=missing_required_lib("requests"), exception=str(REQUESTS_IMPORT_ERROR))
     subset = module.params["gather_subset"]
 
     def operation(client, node):
         return dict(changed=False, facts=gather(client, node["system_id"], subset))
 
-    try:
-        result, dummy = module_result(module.params, operation)
-    except GpufleetError as exc:
-        module.fail_json(**exc.to_fail_kwargs())
-    module.exit_json(**result)
+    run_module(module, operation)
 
 
 if __name__ == "__main__":

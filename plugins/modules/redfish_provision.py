@@ -165,16 +165,12 @@ summary:
   sample: {"total": 8, "changed": 8, "failed": 0}
 """
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.errors import GpufleetError
+from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.argspec import module_kwargs
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.boot import (
     ENABLED, MODES, TARGETS,
 )
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.client import (
-    HAS_REQUESTS, REQUESTS_IMPORT_ERROR,
-)
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.fanout import module_result
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.fanout import run_module
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.provision import (
     POWER_ACTIONS, provision,
 )
@@ -205,8 +201,6 @@ def main():
         wait_timeout=dict(type="int", default=300),
         poll_interval=dict(type="float", default=2.0),
     ))
-    if not HAS_REQUESTS:
-        module.fail_json(msg=missing_required_lib("requests"), exception=str(REQUESTS_IMPORT_ERROR))
     p = module.params
 
     def operation(client, node):
@@ -216,13 +210,7 @@ def main():
                          power=p["power"], wait=p["wait"], timeout=p["wait_timeout"],
                          poll=p["poll_interval"], check_mode=module.check_mode)
 
-    try:
-        result, notes = module_result(p, operation, diff_of=_diff if module._diff else None)
-    except GpufleetError as exc:
-        module.fail_json(**exc.to_fail_kwargs())
-    for note in notes:
-        module.warn(note)
-    module.exit_json(**result)
+    run_module(module, operation, diff_of=_diff)
 
 
 if __name__ == "__main__":

@@ -114,13 +114,9 @@ summary:
   sample: {"total": 8, "changed": 8, "failed": 0}
 """
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.errors import GpufleetError
+from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.argspec import module_kwargs
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.client import (
-    HAS_REQUESTS, REQUESTS_IMPORT_ERROR,
-)
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.fanout import module_result
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.fanout import run_module
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.virtual_media import (
     MEDIA_TYPES, eject_media, insert_media,
 )
@@ -135,8 +131,6 @@ def main():
     )
     kwargs["required_if"] = [["state", "present", ["image_url"]]]
     module = AnsibleModule(**kwargs)
-    if not HAS_REQUESTS:
-        module.fail_json(msg=missing_required_lib("requests"), exception=str(REQUESTS_IMPORT_ERROR))
     p = module.params
 
     def operation(client, node):
@@ -145,14 +139,7 @@ def main():
         return insert_media(client, node["system_id"], p["image_url"], p["media_type"],
                             p["write_protected"], module.check_mode)
 
-    try:
-        result, notes = module_result(p, operation, diff_of=(
-            lambda e: ({"image": e.get("before")}, {"image": e.get("image")})) if module._diff else None)
-    except GpufleetError as exc:
-        module.fail_json(**exc.to_fail_kwargs())
-    for note in notes:
-        module.warn(note)
-    module.exit_json(**result)
+    run_module(module, operation, diff_of=lambda e: ({"image": e.get("before")}, {"image": e.get("image")}))
 
 
 if __name__ == "__main__":

@@ -12,14 +12,16 @@ __metaclass__ = type
 
 from concurrent.futures import ThreadPoolExecutor
 
+from ansible.module_utils.basic import missing_required_lib
+
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.argspec import node_list
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.client import (
-    RedfishClient, RetryPolicy,
+    HAS_REQUESTS, REQUESTS_IMPORT_ERROR, RedfishClient, RetryPolicy,
 )
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.errors import RedfishError
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.errors import GpufleetError
 
-__all__ = ["client_for", "run_node", "run_fleet", "module_result", "FleetFailed"]
+__all__ = ["client_for", "run_node", "run_fleet", "module_result", "run_module", "FleetFailed"]
 
 
 class FleetFailed(RedfishError):
@@ -99,3 +101,20 @@ def module_result(params, operation, diff_of=None, transport_factory=None):
             single.pop(key, None)
         result.update(single)
     return result, notes
+
+
+def run_module(module, operation, diff_of=None):
+    """The end of every redfish_* module: run ``operation`` per node, warn, exit or fail.
+
+    ``diff_of`` is used only when Ansible asked for a diff (``--diff``).
+    """
+    if not HAS_REQUESTS:
+        module.fail_json(msg=missing_required_lib("requests"), exception=str(REQUESTS_IMPORT_ERROR))
+    try:
+        result, notes = module_result(module.params, operation,
+                                      diff_of=diff_of if module._diff else None)
+    except GpufleetError as exc:
+        module.fail_json(**exc.to_fail_kwargs())
+    for note in notes:
+        module.warn(note)
+    module.exit_json(**result)

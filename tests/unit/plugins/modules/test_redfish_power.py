@@ -80,3 +80,12 @@ def test_password_is_no_log(monkeypatch, capsys):
 def json_dump(result):
     import json
     return json.dumps(result)
+
+
+def test_missing_requests_library_fails_with_the_install_hint(monkeypatch, capsys):
+    from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish import fanout
+    monkeypatch.setattr(fanout, "HAS_REQUESTS", False)
+    fake = bmc()
+    result, failed = run(monkeypatch, capsys, redfish_power,
+                         dict(BASE, baseuri="bmc-1", state="on"), {"bmc-1": fake})
+    assert failed and "requests" in result["msg"] and not fake.sent
