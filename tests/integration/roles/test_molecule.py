@@ -4,50 +4,31 @@ cluster_join, node_drain and node_labels run against a real slurmctld container
 (gpufleet/slurmctld:bookworm from lab/slurm/); images come from the debootstrap base image,
 so no registry is needed. About 1-3 min per role on 2 cores.
 """
-import base64
-import importlib.util
 import os
 import subprocess
 
 import pytest
 
-from tests.helpers import ROOT, VENV_BIN, ensure_base_image, need_docker
+from tests.helpers import ROOT, ensure_base_image, need_docker
+from tests.integration.roles.molecule_support import molecule_env as support_env
+from tests.integration.roles.molecule_support import munge_key_file, slurm_lab
 
 pytestmark = [pytest.mark.integration, pytest.mark.molecule, pytest.mark.slow]
 
 ROLES = ["node_identity", "rdma_fabric", "node_labels", "cluster_join", "node_drain"]
 
 
-def _slurm_lab():
-    spec = importlib.util.spec_from_file_location("gpufleet_slurm_lab", os.path.join(ROOT, "lab", "slurm", "slurmctld.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def molecule_env(tmp_path_factory):
     need_docker()
     ensure_base_image()
-    lab = _slurm_lab()
+    lab = slurm_lab()
     try:
         lab.build_image()
         lab.build_image(lab.NODE_IMAGE, "Dockerfile.node")
     except lab.SlurmLabError as exc:
         pytest.fail(str(exc))
-    key = tmp_path_factory.mktemp("munge") / "munge.key"
-    # Text key: the role writes cluster_join_munge_key verbatim, the controller mounts the file.
-    key.write_bytes(base64.b64encode(os.urandom(48)))
-    env = dict(os.environ)
-    env.update({
-        "PATH": VENV_BIN + os.pathsep + env.get("PATH", ""),
-        "ANSIBLE_COLLECTIONS_PATH": os.path.join(ROOT, "build", "collections"),
-        "GPUFLEET_MOL_MUNGE_KEY_FILE": str(key),
-        "NO_COLOR": "1", "ANSIBLE_NOCOLOR": "1", "PY_COLORS": "0",
-        # One `docker exec` per task instead of mkdir/put/exec/rm: the docker connection pipelines.
-        "ANSIBLE_PIPELINING": "True",
-    })
-    return env
+    return support_env(GPUFLEET_MOL_MUNGE_KEY_FILE=munge_key_file(tmp_path_factory))
 
 
 @pytest.mark.parametrize("role", ROLES)

@@ -6,44 +6,30 @@ kubeadm SIMULATION (lab/k8s/kubeadm_sim) in the node container: no real Kubernet
 the CI machine. The three scenarios use distinct names and loopback addresses (127.0.30.1-3),
 so they start together and each test waits for its own; about 3-5 min in all on 2 cores.
 """
-import importlib.util
 import os
 import subprocess
 
 import pytest
 
-from tests.helpers import ROOT, VENV_BIN, ensure_base_image, need_docker
+from tests.helpers import ROOT, ensure_base_image, need_docker
+from tests.integration.roles.molecule_support import load_lab_module
+from tests.integration.roles.molecule_support import molecule_env as support_env
 
 pytestmark = [pytest.mark.integration, pytest.mark.molecule, pytest.mark.slow]
 
 ROLES = ["cluster_join", "node_labels", "node_drain"]
 
 
-def _k8s_lab():
-    spec = importlib.util.spec_from_file_location("gpufleet_k8s_molecule_env",
-                                                  os.path.join(ROOT, "lab", "k8s", "molecule_env.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def molecule_runs(tmp_path_factory):
     need_docker()
     base = ensure_base_image()
-    lab = _k8s_lab()
+    lab = load_lab_module(os.path.join("lab", "k8s", "molecule_env.py"), "gpufleet_k8s_molecule_env")
     try:
         lab.build_node_image(base)
     except RuntimeError as exc:
         pytest.fail(str(exc))
-    env = dict(os.environ)
-    env.update(lab.prepare(str(tmp_path_factory.mktemp("k8s-lab"))))
-    env.update({
-        "PATH": VENV_BIN + os.pathsep + env.get("PATH", ""),
-        "ANSIBLE_COLLECTIONS_PATH": os.path.join(ROOT, "build", "collections"),
-        "NO_COLOR": "1", "ANSIBLE_NOCOLOR": "1", "PY_COLORS": "0",
-        "ANSIBLE_PIPELINING": "True",
-    })
+    env = support_env(**lab.prepare(str(tmp_path_factory.mktemp("k8s-lab"))))
     logs = tmp_path_factory.mktemp("k8s-molecule")
     runs = {}
     for role in ROLES:

@@ -7,28 +7,21 @@ cluster_join runs munge and slurmd as units against the real slurmctld container
 (cluster_join_service_manager: systemd); node_labels writes gres.conf and restarts slurmd through
 systemd. About 1-1.5 min per scenario on 2 cores.
 """
-import base64
-import importlib.util
 import os
 import re
 import subprocess
 
 import pytest
 
-from tests.helpers import ROOT, VENV_BIN, ensure_base_image, need_docker
+from tests.helpers import ROOT, ensure_base_image, need_docker
+from tests.integration.roles.molecule_support import molecule_env as support_env
+from tests.integration.roles.molecule_support import munge_key_file, slurm_lab
 
 pytestmark = [pytest.mark.integration, pytest.mark.molecule, pytest.mark.slow]
 
 ROLES = ["rdma_fabric", "cluster_join", "node_labels"]
 NODE_IMAGE = "gpufleet-sysd-node:bookworm"
 NODE_DOCKERFILE = os.path.join(ROOT, "roles", "cluster_join", "molecule", "systemd", "node.Dockerfile")
-
-
-def _slurm_lab():
-    spec = importlib.util.spec_from_file_location("gpufleet_slurm_lab", os.path.join(ROOT, "lab", "slurm", "slurmctld.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _build_node_image(base_image):
@@ -44,23 +37,13 @@ def _build_node_image(base_image):
 def molecule_env(tmp_path_factory):
     need_docker()
     base_image = ensure_base_image()
-    lab = _slurm_lab()
+    lab = slurm_lab()
     try:
         lab.build_image()
     except lab.SlurmLabError as exc:
         pytest.fail(str(exc))
     _build_node_image(base_image)
-    key = tmp_path_factory.mktemp("munge") / "munge.key"
-    key.write_bytes(base64.b64encode(os.urandom(48)))
-    env = dict(os.environ)
-    env.update({
-        "PATH": VENV_BIN + os.pathsep + env.get("PATH", ""),
-        "ANSIBLE_COLLECTIONS_PATH": os.path.join(ROOT, "build", "collections"),
-        "GPUFLEET_MOL_MUNGE_KEY_FILE": str(key),
-        "NO_COLOR": "1", "ANSIBLE_NOCOLOR": "1", "PY_COLORS": "0",
-        "ANSIBLE_PIPELINING": "True",
-    })
-    return env
+    return support_env(GPUFLEET_MOL_MUNGE_KEY_FILE=munge_key_file(tmp_path_factory))
 
 
 @pytest.mark.parametrize("role", ROLES)
