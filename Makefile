@@ -25,10 +25,10 @@ demo: ## run the main job on the lab
 	$(MAKE) $(DEMO_TARGET)
 
 venv: $(VENV)/.installed ## create the controller venv from requirements.txt
-$(VENV)/.installed: requirements.txt cli/pyproject.toml
+$(VENV)/.installed: requirements.txt controller/pyproject.toml lab/pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
-	$(VENV)/bin/pip install -q -r requirements.txt -e cli/
+	$(VENV)/bin/pip install -q -r requirements.txt -e controller/ -e lab/
 	touch $@
 
 collection: $(COLLECTION_LINK) ## expose this checkout as the gpufleet.baremetal collection

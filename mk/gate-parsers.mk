@@ -4,7 +4,7 @@
 test-gate-parsers: venv collection ## run the gate parser and threshold-profile unit tests (about a second)
 	$(PY) -m pytest tests/unit/plugins/module_utils/gate/parsers tests/unit/plugins/module_utils/gate/test_thresholds.py $(PYTEST_ARGS)
 
-check-profiles: venv collection ## validate every threshold profile in profiles/gate/
-	$(PY) -c 'import glob, sys; sys.path.insert(0, "build/collections"); \
+check-profiles: venv collection ## validate every threshold profile in profiles/gate/ and lab/profiles/gate/
+	$(PY) -c 'import glob, gpufleet; \
 	from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.thresholds import load_profile; \
-	[print("%-14s %2d checks  OK" % (p.name, len(p.checks))) for p in map(load_profile, sorted(glob.glob("profiles/gate/*.yml")))]'
+	[print("%-14s %2d checks  OK" % (p.name, len(p.checks))) for p in map(load_profile, sorted(glob.glob("profiles/gate/*.yml") + glob.glob("lab/profiles/gate/*.yml")))]'

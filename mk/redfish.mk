@@ -5,16 +5,16 @@ REDFISH_DEMO_CONFIG ?= lab/bmc/demo/rack.yml
 REDFISH_DEMO_STATE := build/lab-bmc-demo
 
 demo-redfish: ## start an emulated 8-node rack (TLS, auth), power-cycle it with the modules, stop it
-	$(PY) lab/bmc/labctl.py start --config $(REDFISH_DEMO_CONFIG)
-	$(PY) lab/bmc/labctl.py nodes --config $(REDFISH_DEMO_CONFIG) > $(REDFISH_DEMO_STATE)/nodes.yml; \
-	$(VENV)/bin/ansible-playbook -i localhost, playbooks/redfish_demo.yml -e @$(REDFISH_DEMO_STATE)/nodes.yml; \
-	rc=$$?; $(PY) lab/bmc/labctl.py stop --config $(REDFISH_DEMO_CONFIG); exit $$rc
+	$(PY) -m lab.bmc.labctl start --config $(REDFISH_DEMO_CONFIG)
+	$(PY) -m lab.bmc.labctl nodes --config $(REDFISH_DEMO_CONFIG) > $(REDFISH_DEMO_STATE)/nodes.yml; \
+	$(VENV)/bin/ansible-playbook -i localhost, lab/playbooks/redfish_demo.yml -e @$(REDFISH_DEMO_STATE)/nodes.yml; \
+	rc=$$?; $(PY) -m lab.bmc.labctl stop --config $(REDFISH_DEMO_CONFIG); exit $$rc
 
 lab-bmc-start: ## start the emulated BMC racks of LAB_BMC_CONFIG (default: the demo rack)
-	$(PY) lab/bmc/labctl.py start --config $(or $(LAB_BMC_CONFIG),$(REDFISH_DEMO_CONFIG))
+	$(PY) -m lab.bmc.labctl start --config $(or $(LAB_BMC_CONFIG),$(REDFISH_DEMO_CONFIG))
 
 lab-bmc-stop: ## stop the emulated BMC racks of LAB_BMC_CONFIG
-	$(PY) lab/bmc/labctl.py stop --config $(or $(LAB_BMC_CONFIG),$(REDFISH_DEMO_CONFIG))
+	$(PY) -m lab.bmc.labctl stop --config $(or $(LAB_BMC_CONFIG),$(REDFISH_DEMO_CONFIG))
 
 test-redfish-unit: venv collection ## Redfish unit tests (seconds)
 	$(PY) -m pytest tests/unit/plugins/module_utils/redfish tests/unit/plugins/modules/test_redfish_*.py $(PYTEST_ARGS)

@@ -35,12 +35,10 @@ import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(ROOT, "lab", "bmc"))
-sys.path.insert(0, HERE)
 
-import bare_pool  # noqa: E402
-import config as labconfig  # noqa: E402
-import labctl  # noqa: E402
+import bare_pool  # this folder (the script's own directory is first on sys.path)
+from lab.bmc import config as labconfig
+from lab.bmc import labctl
 
 VENV_BIN = os.path.join(ROOT, ".venv", "bin")
 PLAYBOOKS = os.path.join(HERE, "playbooks")

@@ -14,11 +14,10 @@ import requests
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(ROOT, "lab", "bmc"))
-sys.path.insert(0, os.path.join(ROOT, "build", "collections"))
 
-import config as labconfig  # noqa: E402
-import labctl  # noqa: E402
+from lab.bmc import config as labconfig
+from lab.bmc import labctl
+import gpufleet  # noqa: F401  (installs the collection loader for the module_utils import below)
 
 
 def counter(rack, ca):

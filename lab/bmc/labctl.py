@@ -20,11 +20,9 @@ import time
 import requests
 import yaml
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
 
-import config as labconfig  # noqa: E402
-import pki  # noqa: E402
+from lab.bmc import config as labconfig
+from lab.bmc import pki
 
 
 def _paths(cfg, rack_name):
@@ -54,7 +52,7 @@ def start(config_path, cfg, racks, timeout=60):
         os.makedirs(os.path.dirname(pid_path), exist_ok=True)
         os.makedirs(os.path.dirname(log_path), exist_ok=True)
         log = open(log_path, "ab")
-        proc = subprocess.Popen([sys.executable, os.path.join(HERE, "serve.py"), "--config",
+        proc = subprocess.Popen([sys.executable, "-m", "lab.bmc.serve", "--config",
                                  config_path, "--rack", rack["name"]], stdout=log,
                                 stderr=subprocess.STDOUT, start_new_session=True)
         with open(pid_path, "w") as handle:

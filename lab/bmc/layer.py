@@ -31,7 +31,7 @@ from sushy_tools.emulator import main as emu
 from sushy_tools.emulator.resources import vmedia as emu_vmedia
 from sushy_tools.emulator.resources.systems import fakedriver
 
-from events import Events
+from lab.bmc.events import Events
 
 __all__ = ["build_app"]
 

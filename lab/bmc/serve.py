@@ -13,11 +13,10 @@ import ssl
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import config as labconfig  # noqa: E402
-import layer  # noqa: E402
-import pki  # noqa: E402
+from lab.bmc import config as labconfig
+from lab.bmc import layer
+from lab.bmc import pki
 
 
 def main(argv=None):

@@ -9,7 +9,6 @@ import os
 import signal
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from simtools import model as hwmodel  # noqa: E402
 

@@ -36,9 +36,11 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from sim_store import ApiError, Store  # noqa: E402  (sibling module; the directory is mounted as is)
+try:  # as lab.k8s on the controller (tests)
+    from lab.k8s.sim_store import ApiError, Store
+except ImportError:  # as a script in the simulation container: only this folder is mounted there
+    from sim_store import ApiError, Store
 
 __all__ = ["SimState", "make_server", "main", "VERSION"]
 

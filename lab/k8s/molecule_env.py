@@ -11,9 +11,8 @@ import os
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from k8s_pki import ensure_pki  # noqa: E402  (not "pki": lab/bmc has one)
+from lab.k8s.k8s_pki import ensure_pki
 
 __all__ = ["NODE_IMAGE", "SCENARIO_ADDRESSES", "build_node_image", "prepare"]
 

@@ -14,7 +14,10 @@ import re
 import time
 import uuid
 
-from sim_patch import PatchError, apply_patch
+try:  # as lab.k8s on the controller (tests)
+    from lab.k8s.sim_patch import PatchError, apply_patch
+except ImportError:  # as a script's sibling in the simulation container (folder mounted alone)
+    from sim_patch import PatchError, apply_patch
 
 __all__ = ["ApiError", "Store", "REFUSE_EVICTIONS", "prune_unknown", "validate"]
 

@@ -9,7 +9,7 @@ import os
 
 import yaml
 
-from twin.errors import LabError
+from lab.twin.errors import LabError
 
 __all__ = ["LabConfig", "Node", "load", "REPO_ROOT", "DEFAULT_CONFIG"]
 

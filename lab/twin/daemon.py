@@ -16,15 +16,14 @@ import queue
 import sys
 import threading
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import requests  # noqa: E402
+import requests
 
-from twin import config as lab_config  # noqa: E402
-from twin.docker import Docker  # noqa: E402
-from twin.errors import LabError  # noqa: E402
-from twin.media import Installer  # noqa: E402
-from twin.nodes import NodeManager, NodeStore  # noqa: E402
+from lab.twin import config as lab_config
+from lab.twin.docker import Docker
+from lab.twin.errors import LabError
+from lab.twin.media import Installer
+from lab.twin.nodes import NodeManager, NodeStore
 
 LOG = logging.getLogger("gpufleet.lab.manager")
 

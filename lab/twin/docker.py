@@ -1,7 +1,7 @@
 """The only file of the lab that runs ``docker``; tests inject a fake runner."""
 import subprocess
 
-from twin.errors import LabError
+from lab.twin.errors import LabError
 
 __all__ = ["Docker"]
 

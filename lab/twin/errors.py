@@ -1,8 +1,6 @@
 """Errors of the lab tooling (the `gpufleet lab` command prints them as one line)."""
-from gpufleet.collection import ensure_importable
-
-ensure_importable()
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.errors import GpufleetError  # noqa: E402
+import gpufleet  # noqa: F401  (installs Ansible's collection loader; see gpufleet.collection)
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.errors import GpufleetError
 
 __all__ = ["LabError"]
 

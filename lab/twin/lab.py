@@ -17,13 +17,12 @@ import time
 import requests
 import yaml
 
-from twin.docker import Docker
-from twin.errors import LabError
+from lab.twin.docker import Docker
+from lab.twin.errors import LabError
 
 __all__ = ["up", "down", "status", "publish_image", "inject_fault", "clear_faults", "FAULT_TYPES"]
 
 LAB_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BMC_CTL = os.path.join(LAB_DIR, "bmc", "labctl.py")
 FAULT_TYPES = ("missing_gpu", "faulty_gpu", "xid", "degraded_nvlink", "slow_hca", "ecc")
 
 
@@ -49,7 +48,7 @@ def bmc_config(cfg):
 
 def _bmc(action, cfg):
     path = _write_yaml(cfg.path("bmc.yml"), bmc_config(cfg))
-    proc = subprocess.run([sys.executable, BMC_CTL, action, "--config", path], capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "lab.bmc.labctl", action, "--config", path], capture_output=True, text=True)
     if proc.returncode != 0:
         raise LabError("Lab BMC %s failed (exit %d): %s %s. Logs: %s/logs/."
                        % (action, proc.returncode, proc.stdout[-800:], proc.stderr[-800:], cfg.bmc_state_dir))
@@ -117,10 +116,9 @@ def _start_manager(cfg, config_path):
     pid_path = cfg.path("manager.pid")
     if _pid_alive(pid_path):
         return
-    env = dict(os.environ, PYTHONPATH=LAB_DIR + os.pathsep + os.environ.get("PYTHONPATH", ""))
     log = open(cfg.path("manager.log"), "ab")
-    proc = subprocess.Popen([sys.executable, "-m", "twin.daemon", "--config", config_path], cwd=LAB_DIR,
-                            env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    proc = subprocess.Popen([sys.executable, "-m", "lab.twin.daemon", "--config", config_path], cwd=LAB_DIR,
+                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     with open(pid_path, "w") as handle:
         handle.write(str(proc.pid))
     for _ in range(100):
@@ -135,8 +133,7 @@ def _start_manager(cfg, config_path):
 
 
 def _slurm_module():
-    sys.path.insert(0, os.path.join(LAB_DIR, "slurm"))
-    import slurmctld  # lab/slurm/slurmctld.py (roles area)
+    from lab.slurm import slurmctld
     return slurmctld
 
 
@@ -167,7 +164,7 @@ def publish_image(cfg, version="lab", log=print):
     The lab serves its own copy, so rebuilding build/images/<version> never changes media
     a node is being imaged from. An image that does not verify is refused.
     """
-    from twin.media import MANIFEST, SIGNATURE, verify_built
+    from lab.twin.media import MANIFEST, SIGNATURE, verify_built
     source = os.path.join(cfg.images_root, version)
     summary = verify_built(os.path.join(source, MANIFEST), cfg.image_public_key, version)
     dest = os.path.join(cfg.artifacts_root, version)
@@ -209,7 +206,11 @@ def playbook_vars(cfg, munge_key):
         "gpufleet_gate_path_dirs": ["/opt/gpufleet-lab-hwsim/bin"],
         "gpufleet_slurm_controller_host": cfg.slurm["container"],
         "gpufleet_slurm_controller": cfg.slurm["hostname"],
-        "gpufleet_slurm_controller_container": cfg.slurm["container"],
+        # The lab's slurmctld is a container: reach it over the docker connection.
+        "gpufleet_slurm_controller_connection": "community.docker.docker",
+        "gpufleet_slurm_controller_address": cfg.slurm["container"],
+        # The lab SKU's gate profile is lab material (lab/profiles/gate), not a shipped profile.
+        "gpufleet_gate_profile_dir": os.path.join(LAB_DIR, "profiles", "gate"),
         "gpufleet_munge_key_file": munge_key,
         # Lab nodes are unprivileged containers: docker owns the kernel host name and
         # bind-mounts /etc/hosts, and they have no RDMA rails to configure.

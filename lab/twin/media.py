@@ -15,13 +15,11 @@ import urllib.parse
 
 import requests
 
-from twin.errors import LabError
-from gpufleet.collection import ensure_importable
+from lab.twin.errors import LabError
 
-ensure_importable()
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.errors import GpufleetError  # noqa: E402
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.image.importer import docker_import_command  # noqa: E402
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.image.verify import verify_image  # noqa: E402
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.errors import GpufleetError
+from gpufleet.image.importer import docker_import_command
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.image.verify import verify_image
 
 __all__ = ["Installer", "MANIFEST", "SIGNATURE", "verify_built"]
 

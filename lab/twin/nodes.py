@@ -16,7 +16,7 @@ import json
 import os
 import time
 
-from twin.errors import LabError
+from lab.twin.errors import LabError
 
 __all__ = ["NodeManager", "NodeStore"]
 

@@ -55,9 +55,6 @@ def test_built_collection_installs_and_lists_its_modules(built_collection, tmp_p
     assert rc == 0, output
     installed = tmp_path / "ansible_collections" / "gpufleet" / "baremetal"
     assert (installed / "MANIFEST.json").is_file()
-    # lab/ and cli/ are controller tooling and lab simulation: they must never ship.
-    assert not (installed / "lab").exists()
-    assert not (installed / "cli").exists()
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(tmp_path))
     proc = subprocess.run([os.path.join(VENV_BIN, "ansible-doc"), "-l", "gpufleet.baremetal"], env=env,
                           capture_output=True, text=True, check=False)
@@ -66,6 +63,53 @@ def test_built_collection_installs_and_lists_its_modules(built_collection, tmp_p
     listed = proc.stdout
     missing = [name for name in shipped if "gpufleet.baremetal." + name not in listed]
     assert not missing, "modules not listed by ansible-doc: %s" % missing
+
+
+# What may ship: what runs under Ansible, its metadata and its docs (galaxy.yml's build_ignore).
+SHIPPED_TOP = {"FILES.json", "MANIFEST.json", "README.md", "changelogs", "docs", "meta", "playbooks",
+               "plugins", "profiles", "roles"}
+
+
+def _tar_names(tarball):
+    import tarfile
+    with tarfile.open(tarball) as archive:
+        return [m.name for m in archive.getmembers() if m.isfile()]
+
+
+def test_built_collection_holds_only_what_runs_under_ansible(built_collection):
+    names = _tar_names(built_collection)
+    assert "plugins/modules/redfish_power.py" in names  # the listing is real
+    stray = sorted(n for n in names if n.split("/")[0] not in SHIPPED_TOP)
+    assert not stray, "files outside what runs under Ansible: %s" % stray
+    lab_only = sorted(n for n in names if "/molecule/" in n or n.startswith("docs/lab")
+                      or os.path.basename(n) in ("lab.yml", "redfish_demo.yml", "lab_controller.yml"))
+    assert not lab_only, "lab-only files shipped: %s" % lab_only
+    unused = sorted(set(n for n in names if n.startswith("plugins/module_utils/") and n.endswith(".py")
+                        and not n.endswith("__init__.py")) - _module_utils_used_by_plugins())
+    assert not unused, "module_utils no module or plugin imports (controller-only?): %s" % unused
+
+
+def _module_utils_used_by_plugins():
+    """Module_utils files reachable by imports from the modules and the inventory plugin."""
+    import ast
+    prefix = "ansible_collections.gpufleet.baremetal."
+    todo = glob.glob(os.path.join(ROOT, "plugins", "modules", "*.py")) + \
+        glob.glob(os.path.join(ROOT, "plugins", "inventory", "*.py"))
+    seen = set()
+    while todo:
+        path = todo.pop()
+        with open(path) as handle:
+            tree = ast.parse(handle.read())
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(prefix):
+                names = [node.module] + [node.module + "." + a.name for a in node.names]
+            for name in names:
+                rel = name[len(prefix):].replace(".", "/") + ".py"
+                if os.path.isfile(os.path.join(ROOT, rel)) and rel not in seen:
+                    seen.add(rel)
+                    todo.append(os.path.join(ROOT, rel))
+    return seen
 
 
 def test_execution_environment_is_accepted_by_ansible_builder(built_collection, tmp_path):

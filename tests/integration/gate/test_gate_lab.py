@@ -24,7 +24,7 @@ RELEASE = {"VERSION": "2026.06.2", "BUILD_ID": "lab-b1", "PINS_SHA256": "9f2c" *
 
 
 def lab_profile():
-    with open(os.path.join(ROOT, "profiles", "gate", "lab.yml")) as handle:
+    with open(os.path.join(ROOT, "lab", "profiles", "gate", "lab.yml")) as handle:
         return yaml.safe_load(handle)
 
 
@@ -225,6 +225,6 @@ def test_offline_evaluate_rejudges_saved_outputs(lab, results, tmp_path):
     doc = json.loads(out.read_text())
     assert code == 0 and doc["verdict"] == "pass", doc["reason"]
     assert len([c for p in doc["phases"] for c in p["checks"]]) > 10
-    code = cli_main.main(["gate", "evaluate", "--profile", os.path.join(ROOT, "profiles", "gate", "lab.yml"),
+    code = cli_main.main(["gate", "evaluate", "--profile", os.path.join(ROOT, "lab", "profiles", "gate", "lab.yml"),
                           "--results", str(tmp_path / "report"), "--output", str(out)])
     assert code == 1 and json.loads(out.read_text())["failed_check"] == "nvlink_links"

@@ -103,10 +103,10 @@ def test_mpirun_shim_reads_every_participant_from_the_fleet_dir(tmp_path):
 
 def test_shims_need_only_the_standard_library(tmp_path):
     env = {"GPUFLEET_HWSIM_MODEL": model(tmp_path), "PATH": "/usr/bin:/bin"}
-    proc = subprocess.run([sys.executable, "-I", "-S", os.path.join(HWSIM, "hwsim.py"), "nvidia-smi", "-L"],
+    proc = subprocess.run([sys.executable, "-E", "-s", "-S", os.path.join(HWSIM, "hwsim.py"), "nvidia-smi", "-L"],
                           capture_output=True, text=True, env=env, timeout=30, check=False)
     assert proc.returncode == 0 and proc.stdout.count("GPU ") == 8
-    bad = subprocess.run([sys.executable, "-I", os.path.join(HWSIM, "hwsim.py"), "nvidia-smi", "-L"],
+    bad = subprocess.run([sys.executable, "-E", "-s", os.path.join(HWSIM, "hwsim.py"), "nvidia-smi", "-L"],
                          capture_output=True, text=True, env={"GPUFLEET_HWSIM_MODEL": "/nonexistent"}, timeout=30,
                          check=False)
     assert bad.returncode == 3 and "cannot read hardware model" in bad.stderr

@@ -10,8 +10,8 @@ import pytest
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.image.artifact import sha256_file
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.image.manifest import canonical_json
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.image.packer import BUILDERS, Packer
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.image.pins import list_versions, load_pins, render_pkrvars
+from gpufleet.image.packer import BUILDERS, Packer
+from gpufleet.image.pins import list_versions, load_pins, render_pkrvars
 from tests.helpers import ROOT, need_tool
 
 pytestmark = [pytest.mark.integration, pytest.mark.sanity]

@@ -5,7 +5,7 @@ pytest temp dir, and is stopped at the end of the session.
 """
 import functools
 import http.server
-import importlib.util
+import importlib
 import json
 import os
 import socket
@@ -16,16 +16,11 @@ import yaml
 
 from tests.helpers import ROOT, VENV_BIN
 
-LAB = os.path.join(ROOT, "lab", "bmc")
 
 
 def load_lab_module(name):
-    spec = importlib.util.spec_from_file_location("lab_bmc_" + name, os.path.join(LAB, name + ".py"))
-    module = importlib.util.module_from_spec(spec)
-    import sys
-    sys.path.insert(0, LAB)
-    spec.loader.exec_module(module)
-    return module
+    """A module of the lab's BMC package (lab/bmc)."""
+    return importlib.import_module("lab.bmc." + name)
 
 
 def free_port(address):

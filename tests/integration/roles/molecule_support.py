@@ -1,22 +1,14 @@
-"""What the Molecule test files share: the environment molecule runs in, the lab helpers
-they load by path (lab/ is not a package), and the munge key of the Slurm scenarios."""
+"""What the Molecule test files share: the environment molecule runs in, the lab's Slurm
+helper, and the munge key of the Slurm scenarios."""
 import base64
-import importlib.util
 import os
 
 from tests.helpers import ROOT, VENV_BIN
 
 
-def load_lab_module(relative_path, name):
-    """A lab helper module (e.g. lab/slurm/slurmctld.py) loaded from its file."""
-    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, relative_path))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def slurm_lab():
-    return load_lab_module(os.path.join("lab", "slurm", "slurmctld.py"), "gpufleet_slurm_lab")
+    from lab.slurm import slurmctld
+    return slurmctld
 
 
 def munge_key_file(tmp_path_factory):

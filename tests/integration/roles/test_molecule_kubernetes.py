@@ -12,7 +12,6 @@ import subprocess
 import pytest
 
 from tests.helpers import ROOT, ensure_base_image, need_docker
-from tests.integration.roles.molecule_support import load_lab_module
 from tests.integration.roles.molecule_support import molecule_env as support_env
 
 pytestmark = [pytest.mark.integration, pytest.mark.molecule, pytest.mark.slow]
@@ -24,7 +23,7 @@ ROLES = ["cluster_join", "node_labels", "node_drain"]
 def molecule_runs(tmp_path_factory):
     need_docker()
     base = ensure_base_image()
-    lab = load_lab_module(os.path.join("lab", "k8s", "molecule_env.py"), "gpufleet_k8s_molecule_env")
+    from lab.k8s import molecule_env as lab
     try:
         lab.build_node_image(base)
     except RuntimeError as exc:

@@ -1,5 +1,4 @@
 """lab/slurm/slurmctld.py: the interface the lab uses to start its Slurm controller."""
-import importlib.util
 import os
 import subprocess
 
@@ -16,9 +15,7 @@ NET = "gpufleet-mol-helper-net"
 def lab():
     need_docker()
     ensure_base_image()
-    spec = importlib.util.spec_from_file_location("gpufleet_slurm_lab", os.path.join(ROOT, "lab", "slurm", "slurmctld.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    from lab.slurm import slurmctld as module
     module.build_image()
     subprocess.run(["docker", "network", "create", NET], capture_output=True, check=False)
     yield module

@@ -134,9 +134,7 @@ def test_config_may_carry_the_dry_run_and_preflight_flags():
 
 def test_spki_hash_matches_the_lab_pki(tmp_path):
     import ssl
-    import sys
-    sys.path.insert(0, os.path.join(ROOT, "lab", "k8s"))
-    from k8s_pki import ensure_pki  # noqa: E402  (host-side helper, uses cryptography)
+    from lab.k8s.k8s_pki import ensure_pki
     paths, values = ensure_pki(str(tmp_path / "pki"))
     with open(paths["ca.crt"], encoding="utf-8") as handle:
         der = ssl.PEM_cert_to_DER_cert(handle.read())

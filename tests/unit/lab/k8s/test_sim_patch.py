@@ -1,14 +1,7 @@
 """Patch semantics of the lab's Kubernetes API simulation (lab/k8s/sim_patch.py): pure functions."""
-import os
-import sys
-
 import pytest
 
-from tests.helpers import ROOT
-
-sys.path.insert(0, os.path.join(ROOT, "lab", "k8s"))
-
-from sim_patch import PatchError, apply_patch, json_patch, merge_patch, strategic_merge  # noqa: E402
+from lab.k8s.sim_patch import PatchError, apply_patch, json_patch, merge_patch, strategic_merge
 
 NODE = {"kind": "Node", "metadata": {"name": "n1", "labels": {"a": "1", "b": "2"}, "finalizers": ["x"]},
         "spec": {"taints": [{"key": "t1", "effect": "NoSchedule"}, {"key": "t2", "effect": "NoExecute"}]},

@@ -1,15 +1,8 @@
 """Object store of the lab's Kubernetes API simulation (lab/k8s/sim_store.py): resourceVersion,
 validation, selectors, evictions and graceful deletion. No sockets; a fake clock."""
-import os
-import sys
-
 import pytest
 
-from tests.helpers import ROOT
-
-sys.path.insert(0, os.path.join(ROOT, "lab", "k8s"))
-
-from sim_store import REFUSE_EVICTIONS, ApiError, Store  # noqa: E402
+from lab.k8s.sim_store import REFUSE_EVICTIONS, ApiError, Store
 
 SMP = "application/strategic-merge-patch+json"
 

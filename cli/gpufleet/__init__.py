@@ -1,1 +1,0 @@
-"""Controller command line for the gpufleet.baremetal collection."""

@@ -1,0 +1,64 @@
+# -*- coding: utf-8 -*-
+# Part of the gpufleet controller package (controller/gpufleet); never shipped in the collection.
+"""Parse ``packer -machine-readable`` output (pure functions, no subprocess).
+
+Each line is ``timestamp,target,type,data...``; commas inside data are written as
+``%!(PACKER_COMMA)`` and newlines as a literal backslash-n.
+"""
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+__all__ = ["MachineLine", "parse_line", "parse_version", "artifact_files", "error_lines"]
+
+
+class MachineLine(object):
+    __slots__ = ("timestamp", "target", "kind", "data")
+
+    def __init__(self, timestamp, target, kind, data):
+        self.timestamp = timestamp
+        self.target = target
+        self.kind = kind
+        self.data = data
+
+    def text(self):
+        """The human text of a ``ui`` line (its last field), else the joined data."""
+        if self.kind == "ui" and len(self.data) >= 2:
+            return self.data[-1]
+        return ",".join(self.data)
+
+
+def _unescape(field):
+    return field.replace("%!(PACKER_COMMA)", ",").replace("\\n", "\n").replace("\\r", "\r")
+
+
+def parse_line(line):
+    """One machine-readable line -> MachineLine, or None for anything else (plain output)."""
+    parts = line.rstrip("\r\n").split(",")
+    if len(parts) < 3 or not parts[0].isdigit():
+        return None
+    return MachineLine(int(parts[0]), parts[1], parts[2], [_unescape(p) for p in parts[3:]])
+
+
+def parse_version(text):
+    """Packer version from ``packer version`` (plain or machine-readable) -> (major, minor, patch)."""
+    match = re.search(r"(?:Packer v|version,)(\d+)\.(\d+)\.(\d+)", text)
+    if not match:
+        return None
+    return tuple(int(g) for g in match.groups())
+
+
+def artifact_files(lines):
+    """Files of every artifact: [(builder target, path)] from ``artifact,N,file,M,path`` lines."""
+    files = []
+    for item in lines:
+        if item is not None and item.kind == "artifact" and len(item.data) >= 4 and item.data[1] == "file":
+            files.append((item.target, item.data[3]))
+    return files
+
+
+def error_lines(lines):
+    """Text of ``ui,error`` lines (Packer's own failure messages)."""
+    return [item.text() for item in lines if item is not None and item.kind == "ui" and item.data[:1] == ["error"]]

@@ -1,0 +1,1 @@
+"""SIMULATION ONLY: part of the gpufleet lab (digital twin); never shipped."""

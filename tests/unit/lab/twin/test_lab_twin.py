@@ -1,0 +1,243 @@
+"""Unit tests of the lab (lab/twin): config, node manager, installer refusal, fault models.
+
+No docker, no socket: docker is a recording fake, HTTP is a fake session.
+"""
+import json
+import os
+
+import pytest
+
+from tests.helpers import ROOT
+
+from lab.twin import config as lab_config
+from lab.twin import lab as lab_mod
+from lab.twin.errors import LabError
+from lab.twin.media import Installer
+from lab.twin.nodes import NodeManager, NodeStore
+
+
+class FakeDocker:
+    LABEL = "gpufleet-lab=1"
+
+    def __init__(self, images=(), containers=None):
+        self.calls = []
+        self.images = set(images)
+        self.containers = dict(containers or {})  # name -> [image, running]
+
+    def __call__(self, *args, check=True, **kwargs):
+        self.calls.append(args)
+        if args[0] == "run":
+            name = args[args.index("--name") + 1]
+            self.containers[name] = [args[-3], True]
+        elif args[0] == "start":
+            self.containers[args[1]][1] = True
+        elif args[0] == "kill":
+            self.containers[args[-1]][1] = False
+        elif args[:2] == ("rm", "-f"):
+            self.containers.pop(args[2], None)
+
+    def exists(self, kind, name):
+        return name in self.images
+
+    def running(self, name):
+        return self.containers.get(name, [None, False])[1]
+
+    def image_of(self, name):
+        return self.containers.get(name, [""])[0]
+
+
+class FakeInstaller:
+    def __init__(self, refuse=False):
+        self.refuse = refuse
+        self.installs = []
+
+    def install(self, node, media):
+        self.installs.append((node, media))
+        if self.refuse:
+            raise LabError("signature does not verify")
+        return {"disk": "gpufleet-lab-disk:sha256-abc", "version": "lab", "artifact_sha256": "abc" * 20}
+
+
+@pytest.fixture
+def cfg(tmp_path):
+    return lab_config.load(None, state_dir=str(tmp_path / "lab"))
+
+
+def manager(cfg, docker, installer, boot):
+    return NodeManager(cfg, docker, installer, lambda node: dict(boot), NodeStore(cfg.path("nodes")))
+
+
+def test_default_config_matches_the_lab_inventory(cfg):
+    assert [n.name for n in cfg.nodes][:2] == ["lab-r1n1", "lab-r1n2"] and len(cfg.nodes) == 8
+    assert cfg.node("lab-r2n4").bmc_url == "https://127.0.20.2:8443"
+    assert cfg.container("lab-r1n1") == "gpufleet-lab-lab-r1n1"
+    assert cfg.media_url("lab") == "http://127.0.20.250:8701/lab/lab.rootfs.tar.gz"
+
+
+def test_bmc_layer_scales_to_1000_systems(tmp_path):
+    big = lab_config.load(None, state_dir=str(tmp_path), racks=10, nodes_per_rack=100)
+    assert len(big.nodes) == 1000
+    racks = lab_mod.bmc_config(big)["racks"]
+    assert len(racks) == 10 and racks[9]["address"] == "127.0.20.10" and len(racks[9]["nodes"]) == 100
+
+
+@pytest.mark.parametrize("override,fragment", [
+    ({"racks": 0}, "racks must be"),
+    ({"manager": {"address": "127.0.0.1", "hook_port": 1, "artifact_port": 2, "images_root": "x",
+                  "image_public_key": "k"}}, "outside the lab's loopback range"),
+])
+def test_bad_config_is_refused(tmp_path, override, fragment):
+    with pytest.raises(LabError) as err:
+        lab_config.load(None, state_dir=str(tmp_path), **override)
+    assert fragment in err.value.msg
+
+
+def test_power_on_with_cd_and_media_images_then_boots_the_disk(cfg):
+    docker, installer = FakeDocker(), FakeInstaller()
+    mgr = manager(cfg, docker, installer, {"target": "Cd", "enabled": "Disabled"})
+    mgr.handle({"event": "vmedia_inserted", "name": "lab-r1n1", "image": "http://x/lab/lab.rootfs.tar.gz"})
+    record = mgr.handle({"event": "power_on", "name": "lab-r1n1"})
+    assert record["disk"] == "gpufleet-lab-disk:sha256-abc" and record["version"] == "lab"
+    run = docker.calls[-1]
+    assert run[0] == "run" and "gpufleet-lab-lab-r1n1" in run and "--privileged" not in run
+    assert any(a.endswith(":/opt/gpufleet-lab-hwsim:ro") for a in run)
+    mgr.handle({"event": "power_off", "name": "lab-r1n1"})
+    assert docker.calls[-1][0] == "kill"
+    mgr.handle({"event": "power_on", "name": "lab-r1n1"})  # same insertion: no second install
+    assert len(installer.installs) == 1 and docker.calls[-1] == ("start", "gpufleet-lab-lab-r1n1")
+
+
+def test_refused_artifact_leaves_the_node_without_a_disk(cfg):
+    docker = FakeDocker()
+    mgr = manager(cfg, docker, FakeInstaller(refuse=True), {"target": "Cd", "enabled": "Once"})
+    mgr.handle({"event": "vmedia_inserted", "name": "lab-r1n2", "image": "http://x/bad.tar.gz"})
+    record = mgr.handle({"event": "power_on", "name": "lab-r1n2"})
+    assert record["disk"] is None and "signature does not verify" in record["last_error"]
+    assert not docker.calls
+    console = open(cfg.path("nodes", "lab-r1n2.console")).read()
+    assert "INSTALL REFUSED" in console
+
+
+def test_reimage_replaces_the_container(cfg):
+    docker = FakeDocker(containers={"gpufleet-lab-lab-r1n1": ["gpufleet-lab-disk:old", False]})
+    mgr = manager(cfg, docker, FakeInstaller(), {"target": "Cd", "enabled": "Once"})
+    mgr.handle({"event": "vmedia_inserted", "name": "lab-r1n1", "image": "http://x/lab.rootfs.tar.gz"})
+    mgr.handle({"event": "power_on", "name": "lab-r1n1"})
+    assert ("rm", "-f", "gpufleet-lab-lab-r1n1") in docker.calls and docker.calls[-1][0] == "run"
+
+
+def test_reimage_with_the_same_image_still_gives_a_fresh_root_filesystem(cfg):
+    docker = FakeDocker(containers={"gpufleet-lab-lab-r1n1": ["gpufleet-lab-disk:sha256-abc", True]})
+    mgr = manager(cfg, docker, FakeInstaller(), {"target": "Cd", "enabled": "Once"})
+    mgr.handle({"event": "vmedia_inserted", "name": "lab-r1n1", "image": "http://x/lab.rootfs.tar.gz"})
+    mgr.handle({"event": "power_on", "name": "lab-r1n1"})
+    assert ("rm", "-f", "gpufleet-lab-lab-r1n1") in docker.calls and docker.calls[-1][0] == "run"
+    docker.calls.clear()
+    mgr.handle({"event": "power_on", "name": "lab-r1n1"})  # a plain reboot keeps the disk's contents
+    assert docker.calls == [("start", "gpufleet-lab-lab-r1n1")]
+
+
+def test_hdd_boot_without_disk_halts(cfg):
+    docker = FakeDocker()
+    record = manager(cfg, docker, FakeInstaller(), {"target": "Hdd", "enabled": "Continuous"}).handle(
+        {"event": "power_on", "name": "lab-r2n1"})
+    assert record["disk"] is None and not docker.calls
+
+
+@pytest.mark.parametrize("event", [{"event": "power_on"}, {"event": "reboot", "name": "lab-r1n1"},
+                                   {"event": "power_on", "name": "not-a-node"}])
+def test_unusable_events_are_refused(cfg, event):
+    with pytest.raises(LabError):
+        manager(cfg, FakeDocker(), FakeInstaller(), {}).handle(event)
+
+
+class FakeResponse:
+    def __init__(self, status, body=b""):
+        self.status_code, self.body = status, body
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def iter_content(self, size):
+        yield self.body
+
+
+class FakeHttp:
+    def __init__(self, files):
+        self.files = files
+
+    def get(self, url, **kwargs):
+        name = url.rsplit("/", 1)[-1]
+        return FakeResponse(200, self.files[name]) if name in self.files else FakeResponse(404)
+
+
+def test_installer_refuses_an_unsigned_artifact_before_docker(tmp_path):
+    docker = FakeDocker()
+    key = tmp_path / "lab.pub"
+    key.write_text("not used: the signature is missing")
+    http = FakeHttp({"manifest.json": b"{}", "lab.rootfs.tar.gz": b"data"})
+    installer = Installer(docker, str(key), str(tmp_path / "media"), "gpufleet-lab-disk", http=http)
+    with pytest.raises(LabError) as err:
+        installer.install("lab-r1n1", "http://127.0.20.250:8701/lab/lab.rootfs.tar.gz")
+    assert "manifest.json.sig" in err.value.msg and "HTTP 404" in err.value.msg
+    assert not docker.calls
+
+
+def test_installer_refuses_a_bad_signature(tmp_path):
+    from ansible_collections.gpufleet.baremetal.plugins.module_utils.image import signing
+    key = signing.generate_key("ed25519")
+    pub = tmp_path / "lab.pub"
+    pub.write_bytes(signing.public_pem(key.public_key()))
+    http = FakeHttp({"manifest.json": b'{"version": "lab"}', "manifest.json.sig": b"garbage",
+                     "lab.rootfs.tar.gz": b"data"})
+    docker = FakeDocker()
+    installer = Installer(docker, str(pub), str(tmp_path / "media"), "gpufleet-lab-disk", http=http)
+    with pytest.raises(LabError) as err:
+        installer.install("lab-r1n1", "http://127.0.20.250:8701/lab/lab.rootfs.tar.gz")
+    assert "refused virtual media" in err.value.msg and not docker.calls
+    assert not os.path.exists(tmp_path / "media" / "lab-r1n1")  # work files removed
+
+
+def test_fault_injection_rewrites_the_node_model(cfg):
+    lab_mod.write_models(cfg)
+    model = lab_mod.inject_fault(cfg, "lab-r1n3", "degraded_nvlink", gpu=2, factor=0.25)
+    stored = json.load(open(cfg.path("hwsim", "lab-r1n3", "hwmodel.json")))
+    assert stored == model and stored["faults"] == [{"gpu": 2, "factor": 0.25, "type": "degraded_nvlink"}]
+    assert stored["node"] == "lab-r1n3"
+    lab_mod.clear_faults(cfg, "lab-r1n3")
+    assert json.load(open(cfg.path("hwsim", "lab-r1n3", "hwmodel.json")))["faults"] == []
+    with pytest.raises(LabError):
+        lab_mod.inject_fault(cfg, "lab-r1n3", "melted")
+
+
+class SlowImportDocker:
+    """Docker whose ``import`` takes a while, as a 140 MB rootfs does."""
+
+    def __init__(self):
+        self.images, self.imports = set(), []
+
+    def exists(self, kind, name):
+        return name in self.images
+
+    def __call__(self, *args, **kwargs):
+        import time as _time
+        self.imports.append(args)
+        _time.sleep(0.05)
+        self.images.add(args[-1])
+
+
+def test_installer_imports_one_artifact_once_when_nodes_install_together(tmp_path):
+    import threading
+    docker = SlowImportDocker()
+    installer = Installer(docker, "unused", str(tmp_path), "gpufleet-lab-disk")
+    summary = {"artifact_sha256": "ab" * 32, "artifact": "/x/lab.rootfs.tar.gz", "version": "lab",
+               "build_id": "b", "pins_sha256": "p"}
+    threads = [threading.Thread(target=installer._disk_image, args=(summary,)) for _unused in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(docker.imports) == 1 and docker.imports[0][0] == "import"
