@@ -4,7 +4,8 @@ YAML shape (see docs/lab-bmc.md)::
 
     state_dir: build/lab-bmc        # PKI, htpasswd, per-rack emulator state, logs, pids
     username: admin                 # lab-only credentials, written to an htpasswd file
-    password: gpufleet-lab
+    password: gpufleet-lab          # or password_file: a file holding it (the twin lab
+                                    # writes a random one per lab, mode 0600)
     tls: true                       # serve HTTPS with a CA generated into state_dir/pki
     hook_url: null                  # POST every event here as JSON
     events_file: null               # and append it to this JSONL file (default
@@ -57,6 +58,8 @@ def load(path):
         data = yaml.safe_load(handle) or {}
     cfg = dict(DEFAULTS)
     cfg.update(data)
+    if cfg.get("password_file"):
+        cfg["password"] = _read_password(path, cfg["password_file"])
     if not cfg.get("racks"):
         raise ConfigError("%s has no racks; add a racks: list (see docs/lab-bmc.md)" % path)
     base = os.path.dirname(os.path.abspath(path))
@@ -67,6 +70,19 @@ def load(path):
     elif not os.path.isabs(cfg["events_file"]):
         cfg["events_file"] = os.path.join(_repo_root(base), cfg["events_file"])
     return cfg
+
+
+def _read_password(config_path, password_file):
+    try:
+        with open(password_file) as handle:
+            password = handle.read().strip()
+    except OSError as exc:
+        raise ConfigError("%s: password_file %s cannot be read (%s); point it at the lab's secret file "
+                          "(gpufleet lab up writes <state_dir>/secrets/bmc-password)"
+                          % (config_path, password_file, exc.strerror or exc))
+    if not password:
+        raise ConfigError("%s: password_file %s is empty; write the BMC password into it" % (config_path, password_file))
+    return password
 
 
 def _repo_root(start):

@@ -135,11 +135,14 @@ def main(argv=None):
     elif args.command == "stop":
         stop(cfg, racks)
     else:
-        # Lab credentials only (they are in the lab config already); never a real BMC's.
-        yaml.safe_dump({"lab_bmc_nodes": nodes(cfg, racks),
-                        "lab_bmc_ca": os.path.join(cfg["state_dir"], "pki", "ca.pem"),
-                        "lab_bmc_username": cfg["username"],
-                        "lab_bmc_password": cfg["password"]}, sys.stdout, sort_keys=False)
+        # The password itself is never printed: a config with password_file names the file.
+        out = {"lab_bmc_nodes": nodes(cfg, racks), "lab_bmc_ca": os.path.join(cfg["state_dir"], "pki", "ca.pem"),
+               "lab_bmc_username": cfg["username"]}
+        if cfg.get("password_file"):
+            out["lab_bmc_password_file"] = cfg["password_file"]
+        else:
+            out["lab_bmc_password"] = cfg["password"]
+        yaml.safe_dump(out, sys.stdout, sort_keys=False)
     return 0
 
 

@@ -10,6 +10,7 @@ import os
 import yaml
 
 from lab.twin.errors import LabError
+from lab.twin import secrets as lab_secrets
 
 __all__ = ["LabConfig", "Node", "load", "REPO_ROOT", "DEFAULT_CONFIG"]
 
@@ -87,6 +88,28 @@ class LabConfig:
             if node.name == name:
                 return node
         raise LabError("Lab node %r does not exist. Lab nodes: %s." % (name, ", ".join(n.name for n in self.nodes)))
+
+    @property
+    def bmc_password_file(self):
+        """The lab's BMC password file: random per lab, 0600. A ``bmc.password`` in the config
+        is moved into it, so no config or vars file the lab writes holds the password."""
+        explicit = self.bmc.get("password")
+        path = lab_secrets.secret_path(self.state_dir, lab_secrets.BMC_PASSWORD)
+        if explicit and (not os.path.exists(path) or lab_secrets.read_secret(self.state_dir, lab_secrets.BMC_PASSWORD)
+                         != str(explicit)):
+            return lab_secrets.store_secret(self.state_dir, lab_secrets.BMC_PASSWORD, str(explicit))
+        return lab_secrets.ensure_secret(self.state_dir, lab_secrets.BMC_PASSWORD)
+
+    @property
+    def bmc_password(self):
+        self.bmc_password_file  # generated on first use
+        return lab_secrets.read_secret(self.state_dir, lab_secrets.BMC_PASSWORD)
+
+    def public_raw(self):
+        """The config as written into the state dir: without a password."""
+        raw = dict(self.raw)
+        raw["bmc"] = dict((k, v) for k, v in self.bmc.items() if k != "password")
+        return raw
 
     def path(self, *parts):
         return os.path.join(self.state_dir, *parts)

@@ -31,7 +31,7 @@ LOG = logging.getLogger("gpufleet.lab.manager")
 def redfish_boot_reader(cfg, ca_path):
     """Read a node's boot override from its BMC, as firmware would at power-on."""
     session = requests.Session()
-    session.auth = (cfg.bmc["username"], cfg.bmc["password"])
+    session.auth = (cfg.bmc["username"], cfg.bmc_password)
 
     def read(node):
         url = "%s/redfish/v1/Systems/%s" % (cfg.node(node).bmc_url, node)

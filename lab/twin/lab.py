@@ -8,7 +8,6 @@ Redfish. ``down`` removes exactly what ``up`` created.
 """
 import json
 import os
-import secrets
 import signal
 import subprocess
 import sys
@@ -17,6 +16,7 @@ import time
 import requests
 import yaml
 
+from lab.twin import secrets as lab_secrets
 from lab.twin.docker import Docker
 from lab.twin.errors import LabError
 
@@ -41,7 +41,7 @@ def bmc_config(cfg):
         racks.append({"name": "r%d" % index, "address": members[0].bmc_address, "port": members[0].bmc_port,
                       "firmware": dict(cfg.bmc.get("firmware") or {}),
                       "nodes": [{"name": n.name} for n in members]})
-    return {"state_dir": cfg.bmc_state_dir, "username": cfg.bmc["username"], "password": cfg.bmc["password"],
+    return {"state_dir": cfg.bmc_state_dir, "username": cfg.bmc["username"], "password_file": cfg.bmc_password_file,
             "tls": True, "hook_url": cfg.hook_url, "events_file": cfg.path("bmc", "events.jsonl"),
             "vmedia_fetch": "head", "racks": racks}
 
@@ -138,12 +138,7 @@ def _slurm_module():
 
 
 def _start_slurm(cfg, docker):
-    key = cfg.path("slurm", "munge.key")
-    if not os.path.exists(key):
-        os.makedirs(os.path.dirname(key), exist_ok=True)
-        # Text, not bytes: the cluster_join role installs the key from a string variable.
-        with open(os.open(key, os.O_WRONLY | os.O_CREAT, 0o600), "w") as handle:
-            handle.write(secrets.token_hex(64))
+    key = lab_secrets.ensure_secret(cfg.state_dir, lab_secrets.MUNGE_KEY)
     name = cfg.slurm["container"]
     if docker.running(name):
         return key
@@ -197,7 +192,9 @@ def playbook_vars(cfg, munge_key):
         "gpufleet_ledger": cfg.path("ledger.sqlite"),
         "gpufleet_report_dir": cfg.path("reports"),
         "vault_gpufleet_bmc_username": cfg.bmc["username"],
-        "vault_gpufleet_bmc_password": cfg.bmc["password"],
+        # A lookup of the lab's secret file, not the password: this file is written to disk
+        # and read by ansible-runner, which may copy extra vars into its artifacts.
+        "vault_gpufleet_bmc_password": "{{ lookup('ansible.builtin.file', %r) }}" % cfg.bmc_password_file,
         "gpufleet_bmc_ca_path": cfg.bmc_ca,
         "gpufleet_image_version": "lab",
         "gpufleet_image_url": cfg.media_url("lab"),
@@ -239,7 +236,7 @@ def _racks_up(cfg):
 def up(cfg, bmc_only=False, log=print):
     """Start the lab (idempotent: what already runs is kept); returns the playbook vars path."""
     os.makedirs(cfg.state_dir, exist_ok=True)
-    config_path = _write_yaml(cfg.path("lab.yml"), cfg.raw)
+    config_path = _write_yaml(cfg.path("lab.yml"), cfg.public_raw())
     if all(_racks_up(cfg).values()):
         log("BMC emulators already answer")
     else:
