@@ -1,0 +1,125 @@
+"""Node and controller faults on one lab (docs/reliability.md, "Node and controller faults").
+
+One lab for the module, in order:
+1. three bring-ups at once against one ledger: lab-r1n1/lab-r1n2 with the controller
+   SIGKILLed at each lifecycle step and re-run, lab-r2n1 losing power mid-gate, lab-r2n2
+   imaged from a corrupted artifact (never boots its new disk: imaging timeout);
+2. a gang of 2 whose member's slurmd dies during admission (after the reservation exists):
+   rolled back, no reservation left, no member resumed;
+3. the same gang again with slurmctld restarted during admission: admitted or rolled back,
+   never half (a reservation without admission, or resumed members of a rolled-back gang);
+4. the secrets: nothing the runs wrote holds the BMC password, the munge key or the signing key.
+Every case ends with `ledger check` clean and every node recorded with a reason.
+Run: flock /tmp/gpufleet-lab.lock .venv/bin/python -m pytest tests/integration/faults/test_node_faults.py
+"""
+import os
+import time
+
+import pytest
+
+from tests.helpers import ROOT, ensure_base_image, need_docker
+from tests.integration.faults import lab_faults as lf
+from tests.integration.faults.secret_scan import scan_for_secrets
+from tests.integration.lab.test_lab_lifecycle import fresh_lab, gpufleet
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+KILLED_PAIR, POWER_LOSS, NO_BOOT = ["lab-r1n1", "lab-r1n2"], "lab-r2n1", "lab-r2n2"
+GANG = ["lab-r1n3", "lab-r1n4"]  # the free half of rack_r1 once KILLED_PAIR joined
+
+
+@pytest.fixture(scope="module")
+def lab():
+    need_docker()
+    ensure_base_image()
+    gpufleet("image", "build", "lab", "--generate-key", timeout=1500)
+    fresh_lab()
+    yield
+    gpufleet("lab", "down", timeout=300, check=False)
+
+
+def assert_ledger_sound():
+    assert lf.ledger_problems() == []
+    assert lf.unexplained_nodes() == []
+
+
+def _bringup(run_id, targets, *extra):
+    args = ["bringup", "-e", "gpufleet_targets=%s" % ",".join(targets)]
+    for item in extra:
+        args += ["-e", item]
+    return lf.start_run(run_id, *args)
+
+
+def _kill_at_each_step(node, targets):
+    """Kill the controller once per bring-up step, re-running after each; return where each kill landed."""
+    landed = []
+    for index, step in enumerate(lf.BRINGUP_STEPS):
+        run_id = "fault-kill-%d" % index
+        proc = _bringup(run_id, targets)
+        seen = lf.wait_for(lambda: lf.states().get(node) if lf.states().get(node) in lf.BRINGUP_STEPS[index:] else None,
+                           proc, time.time() + 900)
+        assert seen, "the run ended (rc %s) before %s reached %s" % (proc.returncode, node, step)
+        lf.kill_controller(proc, run_id)
+        landed.append(seen)
+    final = _bringup("fault-kill-final", targets)
+    assert lf.finish(final) == 0, open(os.path.join(ROOT, "build", "fault-fault-kill-final.log")).read()[-3000:]
+    return landed
+
+
+def test_concurrent_bringups_with_kills_power_loss_and_corrupted_media(lab):
+    power = _bringup("fault-power", [POWER_LOSS])
+    url = lf.publish_corrupted_copy()
+    no_boot = _bringup("fault-noboot", [NO_BOOT], "gpufleet_image_url=%s" % url, "gpufleet_imaging_timeout=90")
+    landed = _kill_at_each_step(KILLED_PAIR[0], KILLED_PAIR)
+    assert lf.wait_for(lambda: lf.states().get(POWER_LOSS) == "validating", power, time.time() + 1200, poll=0.5), \
+        "power-loss node never reached validating: %s" % lf.states()
+    lf.power_off(POWER_LOSS)
+    assert lf.finish(power) != 0 and lf.finish(no_boot) != 0
+    now = lf.states()
+    assert landed == list(lf.BRINGUP_STEPS), landed
+    assert [now[n] for n in KILLED_PAIR] == ["joined", "joined"], now
+    for node in KILLED_PAIR:  # every step recorded exactly once across the six runs
+        chain = [row[2] for row in lf.transitions(node)]
+        assert chain == ["enrolled", "inspected", "imaging", "configuring", "validating", "ready", "joined"], chain
+    assert now[POWER_LOSS] == "failed" and now[NO_BOOT] == "failed", now
+    reasons = dict(lf.query("SELECT node, reason FROM nodes WHERE node IN (?, ?)", POWER_LOSS, NO_BOOT))
+    assert "gate" in reasons[POWER_LOSS].lower() or "unreachable" in reasons[POWER_LOSS].lower(), reasons
+    assert "boots its new disk" in reasons[NO_BOOT] or "image" in reasons[NO_BOOT].lower(), reasons
+    assert_ledger_sound()
+
+
+def _gang(gang_id, fault):
+    proc = lf.start_run(gang_id, "gang", "-e", "gpufleet_gang_id=" + gang_id, "-e", "gpufleet_gang_size=2",
+                        "-e", "gpufleet_gang_sku=lab", "-e", "gpufleet_targets=rack_r1",
+                        "-e", "gpufleet_gang_smoke_timeout=60")
+    assert lf.wait_for(lambda: lf.gang_status(gang_id) == "admitting", proc, time.time() + 1500), \
+        "gang %s never reached admission: %s" % (gang_id, lf.states())
+    fault()
+    return lf.finish(proc)
+
+
+def test_gang_member_slurmd_dies_during_admission_rolls_back_and_deletes_the_reservation(lab):
+    rc = _gang("fault-gang-slurmd", lambda: lf.kill_slurmd(GANG[1]))
+    assert rc != 0
+    assert lf.gang_status("fault-gang-slurmd") == "rolled_back"
+    assert "fault-gang-slurmd" not in lf.reservations()
+    assert lf.resumed(GANG) == []
+    assert [lf.states()[n] for n in GANG] == ["ready", "ready"]  # back in the warm pool
+    assert_ledger_sound()
+
+
+def test_slurmctld_restarted_during_admission_ends_admitted_or_rolled_back_never_half(lab):
+    rc = _gang("fault-gang-ctld", lambda: lf.docker("restart", lf.SLURMCTLD, check=True))
+    status = lf.gang_status("fault-gang-ctld")
+    if status == "admitted":
+        assert rc == 0 and "fault-gang-ctld" in lf.reservations() and sorted(lf.resumed(GANG)) == GANG
+        assert [lf.states()[n] for n in GANG] == ["joined", "joined"]
+    else:
+        assert rc != 0 and status == "rolled_back", (rc, status)
+        assert "fault-gang-ctld" not in lf.reservations() and lf.resumed(GANG) == []
+    assert_ledger_sound()
+
+
+def test_no_secret_in_anything_the_runs_wrote(lab):
+    hits = scan_for_secrets(ROOT, lf.STATE_DIR)
+    assert hits == [], hits
