@@ -10,6 +10,7 @@ import os
 import yaml
 
 from lab.twin.errors import LabError
+from lab.twin.config_schema import validate
 from lab.twin import secrets as lab_secrets
 
 __all__ = ["LabConfig", "Node", "load", "REPO_ROOT", "DEFAULT_CONFIG"]
@@ -148,10 +149,14 @@ def load(path=None, **overrides):
     try:
         with open(path) as handle:
             raw = yaml.safe_load(handle) or {}
-    except (OSError, yaml.YAMLError) as exc:
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise LabError("Cannot read the lab config %s: %s. Pass --config with a valid YAML file." % (path, exc))
+    if not isinstance(raw, dict):
+        raise LabError("Lab config %s: the top level is %r, not a mapping. Copy lab/config/default.yml and edit it."
+                       % (path, raw), config=path)
     raw.update({k: v for k, v in overrides.items() if v is not None})
+    validate(raw, path)
     try:
         return LabConfig(raw)
-    except KeyError as exc:
-        raise LabError("Lab config %s lacks the key %s. Copy lab/config/default.yml and edit it." % (path, exc))
+    except LabError as exc:
+        raise LabError("Lab config %s: %s" % (path, exc.msg.replace("Lab config: ", "", 1)), config=path)

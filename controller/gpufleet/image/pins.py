@@ -71,6 +71,9 @@ def _fail(path, what, fix):
 
 def _check_sorted(path, mapping, where):
     keys = list(mapping)
+    for key in keys:
+        if not isinstance(key, str):
+            _fail(path, "key %r of %s is not a string" % (key, where), "Quote it.")
     if keys != sorted(keys):
         _fail(path, "keys of %s are not sorted (%s)" % (where, ", ".join(keys)),
               "Sort them so reviews show real changes only.")
@@ -89,7 +92,7 @@ def _check_top(path, data):
     expected = os.path.basename(path).rsplit(".", 1)[0]
     if str(data["version"]) != expected:
         _fail(path, 'version "%s" does not match the file name' % data["version"], "Name the file %s.yml." % data["version"])
-    if data["profile"] not in REQUIRED_COMPONENTS:
+    if not isinstance(data["profile"], str) or data["profile"] not in REQUIRED_COMPONENTS:
         _fail(path, 'profile "%s" is unknown' % data["profile"], "Use one of: %s." % ", ".join(sorted(REQUIRED_COMPONENTS)))
     if not re.match(r"^\d{4}-\d{2}-\d{2}$", str(data["release_date"])):
         _fail(path, 'release_date "%s" is not YYYY-MM-DD' % data["release_date"], "Quote it, e.g. \"2026-06-01\".")
@@ -101,19 +104,21 @@ def _check_top(path, data):
 def _check_repos(path, data):
     if not isinstance(data["apt_sources"], list) or not all(str(s).startswith("deb ") for s in data["apt_sources"]):
         _fail(path, "apt_sources must be a list of one-line 'deb ...' entries", "Write complete sources.list lines.")
-    for key in data["apt_keys"] or []:
-        if sorted(key) != ["fingerprint", "name", "url"] or not FINGERPRINT_RE.match(str(key["fingerprint"])):
-            _fail(path, "apt key %r needs name, url and a 40-hex uppercase fingerprint" % (key,),
+    if not isinstance(data["apt_keys"] or [], list):
+        _fail(path, "apt_keys must be a list", "Write apt_keys: [] or a list of {name, url, fingerprint}.")
+    for index, key in enumerate(data["apt_keys"] or []):
+        if not isinstance(key, dict) or sorted(map(str, key)) != ["fingerprint", "name", "url"] or not FINGERPRINT_RE.match(str(key["fingerprint"])):
+            _fail(path, "apt_keys[%d] (%r) needs name, url and a 40-hex uppercase fingerprint" % (index, key),
                   "Copy the fingerprint from `gpg --show-keys` of the vendor key.")
     disk = data["disk_image"]
-    if not isinstance(disk, dict) or sorted(disk) != ["checksum", "url"]:
+    if not isinstance(disk, dict) or sorted(map(str, disk)) != ["checksum", "url"]:
         _fail(path, "disk_image needs exactly url and checksum", "Give the cloud image URL and its checksum (sha256:..., file:URL).")
 
 
 def _check_component(path, name, comp):
     if name not in COMPONENTS:
         _fail(path, 'component "%s" is unknown' % name, "Known components: %s." % ", ".join(COMPONENTS))
-    if not isinstance(comp, dict) or sorted(comp) != ["packages", "version"]:
+    if not isinstance(comp, dict) or sorted(map(str, comp)) != ["packages", "version"]:
         _fail(path, "component %s needs exactly 'version' and 'packages'" % name, "See packer/versions/lab.yml.")
     if not str(comp["version"] or "").strip():
         _fail(path, "component %s has no version" % name, "Set components.%s.version." % name)
@@ -179,7 +184,12 @@ def load_pins(versions_dir, version):
         raise PinError("Image version %s has no pin file at %s. Known versions: %s. Create the file or pick one."
                        % (version, path, known), version=version)
     with open(path, "rb") as handle:
-        return parse_pins(handle.read().decode("utf-8"), path)
+        raw = handle.read()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise PinError("Pin file %s is not UTF-8 text (byte %d). Save it as UTF-8." % (path, exc.start), pin_file=path)
+    return parse_pins(text, path)
 
 
 def list_versions(versions_dir):
