@@ -155,22 +155,28 @@ class Ledger:
                               ledger=self.path)
         try:
             yield cur
+        except self.backend.errors as exc:
+            # A write refused mid-transaction (disk full, damaged file): roll back, say why.
+            self._finish(cur, False, failure=exc)
         except BaseException:
             self._finish(cur, False)
             raise
         else:
             self._finish(cur, commit)
 
-    def _finish(self, cur, commit):
+    def _finish(self, cur, commit, failure=None):
         try:
             self.backend.end(cur, commit)
         except self.backend.errors as exc:
-            raise LedgerError("The lifecycle ledger at %s refused to %s: %s. Nothing of this "
-                              "change was recorded; re-run the task."
-                              % (self.path, "commit" if commit else "roll back", self._scrub(exc)),
-                              ledger=self.path)
+            failure = exc
         finally:
             cur.close()
+        if failure is not None:
+            raise LedgerError("The lifecycle ledger at %s refused to %s: %s. Nothing of this "
+                              "change was recorded. %s"
+                              % (self.path, "commit" if commit else "complete the transaction",
+                                 self._scrub(failure), self.backend.failure_hint(failure)),
+                              ledger=self.path)
 
     @contextlib.contextmanager
     def _reading(self, cur):

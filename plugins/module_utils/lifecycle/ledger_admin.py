@@ -120,6 +120,11 @@ def check(book):
     """Consistency problems of an open ledger, each {object, problem}; [] when sound."""
     problems = []
     with book.transaction(write=False) as cur:
+        if book.backend.name == "sqlite":  # a damaged page may lie where no query below reads
+            damage = [r[0] for r in cur.execute("PRAGMA quick_check(5)").fetchall() if r[0] != "ok"]
+            if damage:
+                problems.append({"object": "ledger file %s" % book.path, "problem": "is damaged (%s); restore it as "
+                                 "docs/reliability.md (Ledger recovery) describes" % "; ".join(damage)})
         nodes = dict((r[0], r[1:]) for r in cur.execute("SELECT node, state, seq, gang_id FROM nodes"))
         chains = {}
         for node, seq, before, after in cur.execute(

@@ -96,6 +96,9 @@ class PostgresBackend:
         return ("Another controller held the ledger's write lock longer than %ss "
                 "(lock_timeout); re-run the task." % self.busy_timeout)
 
+    def failure_hint(self, exc):
+        return "Re-run the task; if it fails again, check the server's log and free disk space."
+
     def open_hint(self):
         return ("Check the URL, that the server accepts connections from this host, and the "
                 "role's password (ledger_password, PGPASSWORD or ~/.pgpass).")

@@ -78,4 +78,16 @@ class SqliteBackend:
 
     def open_hint(self):
         return ("Check that the directory is writable by the controller user and the file is "
-                "an SQLite database.")
+                "an SQLite database; a damaged file is restored as docs/reliability.md "
+                "(Ledger recovery) describes.")
+
+    def failure_hint(self, exc):
+        """The fix for a write the file refused (a full disk reads as EFBIG, ENOSPC or I/O error)."""
+        text = str(exc).lower()
+        if "full" in text or "disk i/o" in text:
+            return ("The disk holding %s is full or failing: free space there (df -h %s), then "
+                    "re-run the task." % (self.path, os.path.dirname(os.path.abspath(self.path))))
+        if "malformed" in text or "not a database" in text:
+            return ("The file is damaged: stop every run and restore it as docs/reliability.md "
+                    "(Ledger recovery) describes.")
+        return "Re-run the task."
