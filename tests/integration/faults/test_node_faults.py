@@ -17,25 +17,16 @@ import time
 
 import pytest
 
-from tests.helpers import ROOT, ensure_base_image, need_docker
+from tests.helpers import ROOT
 from tests.integration.faults import lab_faults as lf
 from tests.integration.faults.secret_scan import scan_for_secrets
-from tests.integration.lab.test_lab_lifecycle import fresh_lab, gpufleet
+# the lifecycle tests' fixture: image built, fresh lab, image published; one lab for this module
+from tests.integration.lab.test_lab_lifecycle import lab  # noqa: F401  (a pytest fixture)
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 KILLED_PAIR, POWER_LOSS, NO_BOOT = ["lab-r1n1", "lab-r1n2"], "lab-r2n1", "lab-r2n2"
 GANG = ["lab-r1n3", "lab-r1n4"]  # the free half of rack_r1 once KILLED_PAIR joined
-
-
-@pytest.fixture(scope="module")
-def lab():
-    need_docker()
-    ensure_base_image()
-    gpufleet("image", "build", "lab", "--generate-key", timeout=1500)
-    fresh_lab()
-    yield
-    gpufleet("lab", "down", timeout=300, check=False)
 
 
 def assert_ledger_sound():
