@@ -6,13 +6,15 @@ emulator, a slurmd or slurmctld killed or restarted, a corrupted image on the me
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
 import time
 
 import requests
 
 from tests.helpers import ROOT
-from tests.integration.lab.test_lab_lifecycle import GPUFLEET, LEDGER, _kill_run, query, states
+from tests.integration.lab.test_lab_lifecycle import GPUFLEET, LEDGER, _kill_run, query
+from tests.integration.lab.test_lab_lifecycle import states as _states
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger import Ledger
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger_admin import check
@@ -53,8 +55,19 @@ def kill_controller(proc, run_id):
     proc.wait()
 
 
+def states():
+    """Current states; {} before the first run created the ledger's tables."""
+    try:
+        return _states()
+    except sqlite3.OperationalError:
+        return {}
+
+
 def gang_status(gang_id):
-    rows = query("SELECT status FROM gangs WHERE gang_id = ?", gang_id)
+    try:
+        rows = query("SELECT status FROM gangs WHERE gang_id = ?", gang_id)
+    except sqlite3.OperationalError:
+        return None
     return rows[0][0] if rows else None
 
 

@@ -13,6 +13,7 @@ Every case ends with `ledger check` clean and every node recorded with a reason.
 Run: flock /tmp/gpufleet-lab.lock .venv/bin/python -m pytest tests/integration/faults/test_node_faults.py
 """
 import os
+import threading
 import time
 
 import pytest
@@ -57,15 +58,25 @@ def _kill_at_each_step(node, targets):
     return landed
 
 
+def _cut_power_mid_gate(proc, cut):
+    """Watch (beside the kill sequence) for the node's gate, then cut its power."""
+    if lf.wait_for(lambda: lf.states().get(POWER_LOSS) == "validating", proc, time.time() + 1500, poll=0.5):
+        time.sleep(5)  # inside the gate, not at its first task
+        lf.power_off(POWER_LOSS)
+        cut.append(lf.states().get(POWER_LOSS))
+
+
 def test_concurrent_bringups_with_kills_power_loss_and_corrupted_media(lab):
     power = _bringup("fault-power", [POWER_LOSS])
+    cut = []
+    watcher = threading.Thread(target=_cut_power_mid_gate, args=(power, cut), daemon=True)
+    watcher.start()
     url = lf.publish_corrupted_copy()
     no_boot = _bringup("fault-noboot", [NO_BOOT], "gpufleet_image_url=%s" % url, "gpufleet_imaging_timeout=90")
     landed = _kill_at_each_step(KILLED_PAIR[0], KILLED_PAIR)
-    assert lf.wait_for(lambda: lf.states().get(POWER_LOSS) == "validating", power, time.time() + 1200, poll=0.5), \
-        "power-loss node never reached validating: %s" % lf.states()
-    lf.power_off(POWER_LOSS)
     assert lf.finish(power) != 0 and lf.finish(no_boot) != 0
+    watcher.join()
+    assert cut == ["validating"], "the power was not cut during the gate: %s" % lf.states()
     now = lf.states()
     assert landed == list(lf.BRINGUP_STEPS), landed
     assert [now[n] for n in KILLED_PAIR] == ["joined", "joined"], now
