@@ -23,6 +23,10 @@ QUIRKS = {
     },
     # NVIDIA DGX BMC (AMI based): InsertMedia requires UserName/Password to be present.
     "nvidia": {"insert_needs_credentials": True},
+    # sushy-tools (Manufacturer "Sushy Emulator"), fake and libvirt drivers: a one-time boot
+    # override reads back as Continuous (the driver keeps no Once). Continuous then counts
+    # as Once, or every run would PATCH and check mode would always predict a change.
+    "sushy": {"boot_once_reads_continuous": True},
 }
 
 _ALIASES = {"hewlett packard enterprise": "hpe", "hp": "hpe", "nvidia corporation": "nvidia"}

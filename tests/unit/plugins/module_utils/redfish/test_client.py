@@ -49,11 +49,22 @@ def test_basic_auth_never_tries_a_session(rf, generic):
 
 
 def test_session_mode_with_wrong_credentials_is_one_clear_error(rf, generic):
+    generic.tree["/redfish/v1/"]["SessionService"] = {"@odata.id": "/redfish/v1/SessionService"}
     generic.on("POST", SESSIONS, rf.ok({"error": {"message": "bad"}}, 401))
     with pytest.raises(BmcAuthError) as err:
         rf.make_client(generic, auth="session").get(SYSTEM)
     assert "node-1" in err.value.msg and "refused the credentials" in err.value.msg
     assert "\n" not in err.value.msg
+
+
+@pytest.mark.parametrize("status", [401, 404, 405, 501])
+def test_session_mode_without_session_service_says_so_and_names_the_fix(rf, generic, status):
+    generic.on("POST", SESSIONS, rf.ok({"error": {"message": "no"}}, status))
+    with pytest.raises(BmcAuthError) as err:
+        rf.make_client(generic, auth="session").get(SYSTEM)
+    assert "offers no sessions" in err.value.msg and "refused the credentials" not in err.value.msg
+    assert "auth: auto or auth: basic" in err.value.msg
+    assert not generic.calls("GET", SYSTEM)  # nothing sent with credentials that cannot work
 
 
 def test_relogin_once_after_401_mid_run(rf, generic):
