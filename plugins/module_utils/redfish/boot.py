@@ -20,6 +20,7 @@ from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.actions
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.errors import (
     UnsupportedValueError,
 )
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.fields import Fields
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.quirks import quirk
 
 __all__ = ["TARGETS", "ENABLED", "MODES", "current_boot", "set_boot"]
@@ -32,22 +33,23 @@ FIELDS = (("target", "BootSourceOverrideTarget"), ("enabled", "BootSourceOverrid
           ("mode", "BootSourceOverrideMode"))
 
 
-def current_boot(system):
-    boot = system.get("Boot", {})
-    return dict((key, boot.get(field)) for key, field in FIELDS)
+def current_boot(system, node=""):
+    """``{target, enabled, mode}`` of the system's Boot object (None where absent)."""
+    boot = Fields(system, node).sub("Boot")
+    return dict((key, boot.text(field)) for key, field in FIELDS)
 
 
 def _desired(client, system, path, target, enabled, mode):
-    boot = system.get("Boot", {})
+    boot = Fields(system, client.node, path).sub("Boot")
     want = {"target": TARGETS[target], "enabled": ENABLED[enabled]}
     if mode:
         want["mode"] = MODES[mode]
     alias = (quirk(system, "boot_target_alias") or {}).get(want["target"])
-    allowed_targets = boot.get("BootSourceOverrideTarget@Redfish.AllowableValues")
+    allowed_targets = boot.texts("BootSourceOverrideTarget@Redfish.AllowableValues")
     if alias and allowed_targets and alias in allowed_targets:
         want["target"] = alias
     for key, field in FIELDS:
-        allowed = boot.get(field + "@Redfish.AllowableValues")
+        allowed = boot.texts(field + "@Redfish.AllowableValues")
         if key in want and allowed is not None and want[key] not in allowed and want[key] != "None":
             raise UnsupportedValueError(
                 "Boot %s %r is not allowed by the BMC of node %s (%s). Allowed: %s. Set %s to "
@@ -73,7 +75,7 @@ def set_boot(client, system_id, target, enabled="once", mode=None, check_mode=Fa
     """Set the override; return ``{changed, before, requested, applied, warnings}``."""
     path = discovery.find_system(client, system_id)
     system = client.get(path)  # read moments ago by discovery, in this run
-    before = current_boot(system)
+    before = current_boot(system, client.node)
     want = _desired(client, system, path, target, enabled, mode)
     if not _differs(system, want, before):
         return dict(changed=False, before=before, requested=want, applied=before, warnings=[])
@@ -84,7 +86,7 @@ def set_boot(client, system_id, target, enabled="once", mode=None, check_mode=Fa
     if "mode" in want:
         body["BootSourceOverrideMode"] = want["mode"]
     lost = patch_once(client, path, {"Boot": body})
-    applied = current_boot(client.get(path, cached=False))
+    applied = current_boot(client.get(path, cached=False), client.node)
     missing = _differs(system, want, applied)
     warnings = [
         "Node %s: requested boot %s %s but the BMC reports %s." % (client.node, k, v, applied.get(k))

@@ -19,8 +19,11 @@ from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.actions
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.errors import (
     RedfishError, UnsupportedValueError, WaitTimeoutError,
 )
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.fields import (
+    POWER_STATES, Fields,
+)
 
-__all__ = ["STATES", "allowed_reset_types", "power_state", "set_power", "wait_power"]
+__all__ = ["STATES", "allowed_reset_types", "power_state", "set_power", "state_of", "wait_power"]
 
 RESET_ACTION = "#ComputerSystem.Reset"
 # state -> (reset types in order of preference, power state to wait for, no-op when already)
@@ -36,18 +39,24 @@ STATES = {
 
 def allowed_reset_types(client, system):
     """The reset types the BMC allows, or None when it does not say."""
-    action = system.get("Actions", {}).get(RESET_ACTION, {})
-    values = action.get("ResetType@Redfish.AllowableValues")
-    if values is None and action.get("@Redfish.ActionInfo"):
-        info = discovery.optional(client, action["@Redfish.ActionInfo"]) or {}
-        for param in info.get("Parameters", []):
-            if param.get("Name") == "ResetType":
-                values = param.get("AllowableValues")
+    action = Fields(system, client.node).sub("Actions").sub(RESET_ACTION)
+    values = action.texts("ResetType@Redfish.AllowableValues")
+    info_path = action.text("@Redfish.ActionInfo")
+    if values is None and info_path:
+        info = Fields(discovery.optional(client, info_path) or {}, client.node, info_path)
+        for param in info.objects("Parameters"):
+            if param.text("Name") == "ResetType":
+                values = param.texts("AllowableValues")
     return values
 
 
+def state_of(client, system, path=None):
+    """The PowerState of a system resource; a missing or unknown value is a named error."""
+    return Fields(system, client.node, path).text("PowerState", required=True, choices=POWER_STATES)
+
+
 def power_state(client, system_path):
-    return client.get(system_path, cached=False).get("PowerState")
+    return state_of(client, client.get(system_path, cached=False), system_path)
 
 
 def _choose(client, system_path, state, allowed):
@@ -73,7 +82,7 @@ def set_power(client, system_id, state, check_mode=False, wait=True, timeout=300
     """
     path = discovery.find_system(client, system_id)
     system = client.get(path)  # read moments ago by discovery, in this run
-    before = system.get("PowerState")
+    before = state_of(client, system, path)
     allowed = allowed_reset_types(client, system)
     reset_type = _choose(client, path, state, allowed)
     noop_when = STATES[state][2]
@@ -93,7 +102,8 @@ def set_power(client, system_id, state, check_mode=False, wait=True, timeout=300
 
 def _reset(client, path, system, reset_type, state, wait, timeout, graceful_timeout, poll,
            allowed, read_back, warnings):
-    target = system["Actions"][RESET_ACTION].get("target", path + "/Actions/ComputerSystem.Reset")
+    target = (Fields(system, client.node).sub("Actions").sub(RESET_ACTION).text("target")
+              or path + "/Actions/ComputerSystem.Reset")
     lost = send_once(client, target, {"ResetType": reset_type}, "reset " + reset_type)
     if lost:
         return _settle(client, path, (system.get("PowerState"), STATES[state][1]), reset_type,

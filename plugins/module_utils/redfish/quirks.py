@@ -33,7 +33,9 @@ _ALIASES = {"hewlett packard enterprise": "hpe", "hp": "hpe", "nvidia corporatio
 
 
 def vendor_of(system):
-    manufacturer = (system.get("Manufacturer") or "").strip().lower()
+    manufacturer = system.get("Manufacturer") if isinstance(system, dict) else None
+    # A non-text Manufacturer is the readers' error to report (fields.py); here: no vendor.
+    manufacturer = manufacturer.strip().lower() if isinstance(manufacturer, str) else ""
     return _ALIASES.get(manufacturer, manufacturer.split(" ")[0] if manufacturer else "")
 
 

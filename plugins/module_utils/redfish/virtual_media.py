@@ -19,9 +19,11 @@ from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.actions
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.errors import (
     DiscoveryError, UnsupportedValueError,
 )
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.fields import Fields
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.quirks import quirk
 
-__all__ = ["MEDIA_TYPES", "media_type_for", "devices", "insert_media", "eject_media"]
+__all__ = ["MEDIA_TYPES", "media_type_for", "devices", "checked_device", "insert_media",
+           "eject_media"]
 
 MEDIA_TYPES = {"cd": ("CD", "DVD"), "usb": ("USBStick",), "floppy": ("Floppy",)}
 
@@ -48,7 +50,20 @@ def devices(client, system_path):
             "BMC of node %s (%s) has no VirtualMedia under the system or its managers; this "
             "BMC (or its license) does not offer virtual media. Use PXE or HTTP boot."
             % (client.node, system_path), node=client.node)
-    return [(p, client.get(p)) for p in paths]
+    return [(p, checked_device(client, p, client.get(p))) for p in paths]
+
+
+def checked_device(client, path, dev):
+    """``dev`` after checking the type of every field this module reads (named error if not)."""
+    fields = Fields(dev, client.node, path)
+    fields.get("Inserted", "flag")
+    fields.text("Image")
+    fields.texts("MediaTypes")
+    actions = fields.sub("Actions")
+    for name in ("#VirtualMedia.InsertMedia", "#VirtualMedia.EjectMedia"):
+        if actions.get(name, "object") is not None:
+            actions.sub(name).text("target", required=True)
+    return dev
 
 
 def _is_inserted(dev):
@@ -88,7 +103,7 @@ def insert_media(client, system_id, image_url, media_type=None, write_protected=
     if before:
         _eject(client, path, dev, warnings)
     lost = _insert(client, system_path, path, dev, image_url, write_protected)
-    after = client.get(path, cached=False)
+    after = checked_device(client, path, client.get(path, cached=False))
     if lost:
         what = "InsertMedia of %s into %s" % (image_url, path)
         if not (_is_inserted(after) and after.get("Image") == image_url):
@@ -129,7 +144,7 @@ def _eject(client, path, dev, warnings):
         lost = patch_once(client, path, {"Image": None, "Inserted": False})
     if lost:
         what = "EjectMedia of %s" % path
-        after = client.get(path, cached=False)
+        after = checked_device(client, path, client.get(path, cached=False))
         if _is_inserted(after):
             raise unknown_outcome(client, what, lost, _describe(after), "Check the BMC's "
                                   "virtual media page, then re-run the task.")
