@@ -92,9 +92,9 @@ def test_user_errors_exit_one_with_a_message(saved, capsys, args, message):
 
 
 def test_named_profile_resolves_to_the_collection(saved, capsys):
-    code = cli_main.main(["gate", "evaluate", "--profile", "lab", "--results", str(saved / "report"),
-                          "--output", str(saved / "lab.json")])
-    assert code == 1 and json.loads((saved / "lab.json").read_text())["profile"] == "lab"
+    code = cli_main.main(["gate", "evaluate", "--profile", "h100-sxm-8x", "--results", str(saved / "report"),
+                          "--output", str(saved / "h100.json")])
+    assert code == 1 and json.loads((saved / "h100.json").read_text())["profile"] == "h100-sxm-8x"
 
 
 def test_per_hca_outputs_are_judged_together(saved):
