@@ -12,10 +12,11 @@ __metaclass__ = type
 
 import math
 
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.catalog import check_spec
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.results import FAIL, PASS, CheckResult
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.units import convert, is_number
 
-__all__ = ["judge", "diag_key"]
+__all__ = ["judge", "judge_local", "diag_key"]
 
 
 def judge(check, measured, profile, details=()):
@@ -32,6 +33,13 @@ def judge(check, measured, profile, details=()):
         return _result(threshold, None, FAIL, "%s: nothing was measured, so the check fails closed" % check, details)
     verdict, shown, reason, extra = _JUDGES[threshold.kind](threshold, measured)
     return _result(threshold, shown, verdict, reason, tuple(details) + tuple(extra))
+
+
+def judge_local(check, measured, expected, passed, reason):
+    """A result for a check the gate judges itself (no profile threshold): phase and unit from the catalog."""
+    spec = check_spec(check)
+    return CheckResult(name=check, phase=spec.phase, measured=measured, threshold=expected, unit=spec.unit,
+                       verdict=PASS if passed else FAIL, reason=reason)
 
 
 def _result(threshold, measured, verdict, reason, details):

@@ -31,11 +31,16 @@ from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.nv
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.perftest import parse_perftest
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.results import FAIL, CheckResult, failed_closed
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.soak import metric_value, parse_iterations
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.probes import NVB_TESTCASES
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.units import UNITS, parse_size
 
 __all__ = ["dcgm_diag", "fio", "gpu_burn", "ib_write_bw", "iperf3", "kernel_log", "nvidia_smi_query",
-           "nvlink_status", "nccl", "nvbandwidth", "repeated", "parse_nvidia_smi_any"]
+           "nvlink_status", "nccl", "nvbandwidth", "repeated", "parse_nvidia_smi_any", "NVB_TESTCASES"]
+
+NVB_TESTCASES = {
+    "nvbandwidth_d2d": "device_to_device_memcpy_read_ce",
+    "nvbandwidth_h2d": "host_to_device_memcpy_ce",
+    "nvbandwidth_d2h": "device_to_host_memcpy_ce",
+}
 
 
 def _single(texts):
@@ -103,7 +108,7 @@ def nvidia_smi_query(texts, ctx):
             out[check] = _nvsmi_check(check, gpus, ctx, details)
         except GateError as exc:
             threshold = ctx.threshold(check)
-            out[check] = failed_closed(check, "gpu", "%s: %s" % (check, exc.msg), threshold=threshold.limit,
+            out[check] = failed_closed(check, threshold.phase, "%s: %s" % (check, exc.msg), threshold=threshold.limit,
                                        unit=threshold.unit)
     return out
 

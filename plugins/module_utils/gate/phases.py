@@ -15,14 +15,13 @@ __metaclass__ = type
 
 import time
 
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.catalog import (
-    LOCAL_CHECKS, PHASES, PROBES, check_spec)
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.catalog import LOCAL_CHECKS, PHASES, check_spec
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.errors import GateError
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.runner import MISSING, START_FAILED
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.results import (
     FAIL, PASS, SKIP, CheckResult, failed_closed)
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.judging import judge
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.probes import collect
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.probes import PROBES, collect
 
 __all__ = ["PHASES", "GateContext", "plan", "local_checks", "run_gate", "judge_probe"]
 

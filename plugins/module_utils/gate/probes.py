@@ -1,37 +1,40 @@
 # -*- coding: utf-8 -*-
 # Private to the gpufleet.baremetal collection; not a public API.
-"""How each probe runs: argument builders and collectors (``catalog.PROBES`` names them).
+"""The gate's probes: which tool runs, with which arguments, in which order, read by which parser.
 
 A probe is one tool invocation (or one input) whose raw output is saved as
 ``raw/<probe>.txt`` (per-item probes such as ``ib_write_bw`` save
-``raw/<probe>.<item>.txt``). ``collect`` produces the raw outputs (``ToolRun``s) by the
-probe's mode; the extract functions (``measure.py``) turn them into measured values.
+``raw/<probe>.<item>.txt``). ``PROBES`` is in run order, cheapest first within each
+phase; which checks a probe feeds, its phase and whether it may retry come from
+``catalog.CHECKS``. ``collect`` produces the raw outputs (``ToolRun``s) by the probe's
+mode; the extract functions (``measure.py``) parse them into measured values.
 """
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import dataclasses
 import json
 import os
 import socket
+from typing import Callable, Optional
 
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.attestation import IMAGE_RELEASE_PATH
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate import measure
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.attestation import (
+    IMAGE_RELEASE_PATH, extract_firmware, extract_image_release)
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.catalog import CHECKS, check_spec
+
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.runner import MISSING, ToolRun
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.soak import run_repeated
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.tpm import collect_quote
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.tpm import collect_quote, extract_tpm_quote
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.units import parse_size
 
-__all__ = ["NVSMI_FIELDS", "NVB_TESTCASES", "collect", "describe", "fixed", "nvidia_smi_args", "dcgm_args",
+__all__ = ["Probe", "PROBES", "probe_by_name", "NVSMI_FIELDS", "collect", "describe", "fixed", "nvidia_smi_args", "dcgm_args",
            "gpu_burn_args", "nvbandwidth_args", "nccl_single_args", "nccl_multi_args", "iperf3_args", "ib_args",
            "fio_args"]
 
 NVSMI_FIELDS = ("index,name,pci.bus_id,driver_version,ecc.errors.uncorrected.volatile.total,retired_pages.sbe,"
                 "retired_pages.dbe,retired_pages.pending,remapped_rows.pending,remapped_rows.failure")
-NVB_TESTCASES = {
-    "nvbandwidth_d2d": "device_to_device_memcpy_read_ce",
-    "nvbandwidth_h2d": "host_to_device_memcpy_ce",
-    "nvbandwidth_d2h": "device_to_host_memcpy_ce",
-}
 
 
 def _nccl_args(ctx, check, gpus):
@@ -58,7 +61,7 @@ def gpu_burn_args(ctx):
 
 
 def nvbandwidth_args(check):
-    return fixed("-t", NVB_TESTCASES[check])
+    return fixed("-t", measure.NVB_TESTCASES[check])
 
 
 def nccl_single_args(ctx):
@@ -212,3 +215,72 @@ def describe(probe, ctx):
     if probe.mode == "launcher":
         tool = list(ctx.opt("fabric_launcher", ["mpirun"]))[0]
     return {"probe": probe.name, "mode": probe.mode, "tool": tool, "args": probe.args(ctx)}
+
+
+@dataclasses.dataclass(frozen=True)
+class Probe:
+    """One tool invocation (or input) whose raw output is saved as ``raw/<name>.txt``.
+
+    ``mode`` picks the collector (``collect``); ``args(ctx)`` builds the argument list;
+    ``extract(texts, ctx)`` parses the saved outputs into {check: (measured, details)}.
+    ``rc_is_verdict`` False: the exit status is not a verdict (dcgmi exits non-zero when a
+    test fails and its JSON says which; gpu-burn's exit code is unreliable).
+    """
+
+    name: str
+    mode: str
+    tool: Optional[str]
+    args: Optional[Callable]
+    extract: Callable
+    rc_is_verdict: bool = True
+
+    @property
+    def checks(self):
+        return tuple(spec.name for spec in CHECKS if spec.probe == self.name)
+
+    @property
+    def phase(self):
+        return check_spec(self.checks[0]).phase
+
+    @property
+    def retryable(self):
+        return any(check_spec(name).retryable for name in self.checks)
+
+
+# Run order: cheapest first within each phase.
+PROBES = (
+    Probe("image_release", "file", None, None, extract_image_release),
+    Probe("firmware", "input", None, None, extract_firmware),
+    Probe("tpm_quote", "tpm", "tpm2_quote", None, extract_tpm_quote),
+    Probe("nvidia_smi_query", "run", "nvidia-smi", nvidia_smi_args, measure.nvidia_smi_query),
+    Probe("dmesg", "run", "dmesg", fixed(), measure.kernel_log),
+    Probe("dcgm_diag", "run", "dcgmi", dcgm_args, measure.dcgm_diag, rc_is_verdict=False),
+    Probe("gpu_burn", "run", "gpu_burn", gpu_burn_args, measure.gpu_burn, rc_is_verdict=False),
+    Probe("nvidia_smi_nvlink", "run", "nvidia-smi", fixed("nvlink", "--status"), measure.nvlink_status),
+    Probe("nvbandwidth_d2d", "run", "nvbandwidth", nvbandwidth_args("nvbandwidth_d2d"),
+          measure.nvbandwidth("nvbandwidth_d2d")),
+    Probe("nvbandwidth_h2d", "run", "nvbandwidth", nvbandwidth_args("nvbandwidth_h2d"),
+          measure.nvbandwidth("nvbandwidth_h2d")),
+    Probe("nvbandwidth_d2h", "run", "nvbandwidth", nvbandwidth_args("nvbandwidth_d2h"),
+          measure.nvbandwidth("nvbandwidth_d2h")),
+    Probe("nccl_single_node", "run", "all_reduce_perf", nccl_single_args, measure.nccl("nccl_single_node")),
+    Probe("iperf3_tcp", "iperf3", "iperf3", iperf3_args, measure.iperf3),
+    Probe("ib_write_bw", "per_hca", "ib_write_bw", ib_args, measure.ib_write_bw),
+    Probe("nccl_multi_node", "launcher", "mpirun", nccl_multi_args, measure.nccl("nccl_multi_node")),
+    Probe("fio_seq_write", "fio", "fio", fio_args("fio_seq_write", "write", "1M"), measure.fio("fio_seq_write")),
+    Probe("fio_seq_read", "fio", "fio", fio_args("fio_seq_read", "read", "1M"), measure.fio("fio_seq_read")),
+    Probe("fio_rand_write", "fio", "fio", fio_args("fio_rand_write", "randwrite", "4k"),
+          measure.fio("fio_rand_write")),
+    Probe("fio_rand_read", "fio", "fio", fio_args("fio_rand_read", "randread", "4k"),
+          measure.fio("fio_rand_read")),
+    # Repeated runs record each iteration's status in their raw output.
+    Probe("reference_job", "repeat", None, None, measure.repeated("reference_job"), rc_is_verdict=False),
+    Probe("soak", "repeat", None, None, measure.repeated("soak"), rc_is_verdict=False),
+)
+
+
+def probe_by_name(name):
+    for probe in PROBES:
+        if probe.name == name:
+            return probe
+    raise KeyError(name)

@@ -4,7 +4,7 @@ import os
 import pytest
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate import tpm
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.catalog import probe_by_name
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.probes import probe_by_name
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.errors import ParseError
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.phases import GateContext
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.runner import MISSING, ToolRun
