@@ -134,10 +134,15 @@ def _judge_pins(threshold, measured):
     return PASS, shown, "%s: all %d components match their pins" % (threshold.check, len(shown)), ()
 
 
+# DCGM 3.x test names whose DCGM 4.x name differs beyond case and spacing.
+_DIAG_ALIASES = {"gpu_memory": "memory", "eud_test": "eud"}
+
+
 def diag_key(name):
-    """DCGM test names compare case-insensitively with spaces, hyphens and underscores equal
-    (DCGM 3.x says "Memory Bandwidth", 4.x "memory_bandwidth")."""
-    return "_".join(str(name).lower().replace("-", " ").replace("_", " ").split())
+    """A DCGM test name for comparison: case-insensitive, spaces, hyphens and underscores equal,
+    3.x names mapped to 4.x ("Memory Bandwidth" = "memory_bandwidth", "GPU Memory" = "memory")."""
+    key = "_".join(str(name).lower().replace("-", " ").replace("_", " ").split())
+    return _DIAG_ALIASES.get(key, key)
 
 
 def _diag_results(measured):
