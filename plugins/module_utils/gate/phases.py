@@ -108,6 +108,11 @@ def judge_probe(probe, checks, texts, ctx):
     return results
 
 
+def _prefixed(check, reason):
+    """``<check>: <reason>``, without repeating the name when the probe is named after the check."""
+    return reason if reason.startswith(check + ": ") else "%s: %s" % (check, reason)
+
+
 def _closed(ctx, check, phase, reason):
     """A failed check with nothing measured, showing the profile's threshold when there is one."""
     threshold = ctx.threshold(check)
@@ -145,7 +150,7 @@ def run_probe(probe, checks, ctx):
                if r.stdout or r.stderr or r.error not in (MISSING, START_FAILED)]
         if failures:
             reason = "; ".join(failures)
-            results = [_closed(ctx, c, probe.phase, "%s: %s" % (c, reason)) for c in checks]
+            results = [_closed(ctx, c, probe.phase, _prefixed(c, reason)) for c in checks]
         else:
             results = judge_probe(probe, checks, texts, ctx)
         if all(r.verdict == PASS for r in results):
