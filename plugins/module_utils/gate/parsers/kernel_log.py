@@ -28,8 +28,8 @@ _LOOSE = re.compile(r"\bS?Xid\b")
 # What a kernel log line starts with: dmesg ``[   4.1]`` or ``dmesg -T`` ``[Sat Nov 21 ...]``, a raw
 # priority ``<6>``, or a journal/syslog prefix ending in ``kernel:``. A text with none of them is not
 # a kernel log, and reading it as one would pass the XID check on anything.
-_KERNEL_LINE = re.compile(r"^(?:<\d+>)?\[\s*(?:\d+\.\d+|[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d [\d:]{8} \d{4})\]"
-                          r"|^\S.*?\skernel:\s")
+_KERNEL_LINE = re.compile(r"^(?:<\d+>)?\[\s*(?:\d+\.\d+|[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d [\d:]{8} \d{4})\]\s+\S"
+                          r"|^\S.*?\skernel:\s+\S")
 
 
 @dataclasses.dataclass(frozen=True)
