@@ -97,7 +97,8 @@ class PostgresBackend:
                 "(lock_timeout); re-run the task." % self.busy_timeout)
 
     def failure_hint(self, exc):
-        return "Re-run the task; if it fails again, check the server's log and free disk space."
+        return ("Re-run the task, and run `gpufleet ledger check` if it repeats; check the server's log "
+                "and its free disk space.")
 
     def open_hint(self):
         return ("Check the URL, that the server accepts connections from this host, and the "

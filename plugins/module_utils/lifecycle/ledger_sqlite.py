@@ -14,7 +14,6 @@ __metaclass__ = type
 import os
 import sqlite3
 
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.errors import LedgerError
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger_cursor import Cursor
 
 __all__ = ["SqliteBackend"]
@@ -90,4 +89,4 @@ class SqliteBackend:
         if "malformed" in text or "not a database" in text:
             return ("The file is damaged: stop every run and restore it as docs/reliability.md "
                     "(Ledger recovery) describes.")
-        return "Re-run the task."
+        return "Re-run the task, and run `gpufleet ledger check` if it repeats."
