@@ -1,0 +1,130 @@
+"""Gang admission faults at the scheduler, without the lab (playbooks/tasks/gang_admit.yml).
+
+The admission tasks run for real (ansible-playbook, the gang module, a real ledger); the
+Slurm controller is a small stateful stand-in (scontrol/srun/scancel scripts keeping
+reservations and node states in files) so each fault lands exactly after the reservation
+exists: a member that cannot run the admission step, a controller that stops answering for a
+while (restart), one that never answers again. The lab test
+(test_node_faults.py) injects the same faults into the real slurmctld.
+"""
+import json
+import os
+import sqlite3
+import stat
+import subprocess
+import sys
+
+import pytest
+
+import gpufleet  # noqa: F401  (the collection loader)
+from gpufleet.collection import collections_path
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import gang
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger import Ledger
+from tests.helpers import ROOT, VENV_BIN
+
+pytestmark = [pytest.mark.integration]
+
+PLAYBOOK = os.path.join(ROOT, "tests", "integration", "faults", "playbooks", "gang_admit.yml")
+MEMBERS = ["gn1", "gn2"]
+BRINGUP = ["enrolled", "inspected", "imaging", "configuring", "validating", "ready"]
+# One script answers as scontrol, srun and scancel (by the name it is called with).
+FAKE = r"""#!/bin/bash
+state=$FAKESLURM_STATE; me=$(basename "$0"); echo "$me $*" >> "$state/calls"
+down() { [[ -f $state/ctld_down ]] && { n=$(cat "$state/ctld_down"); [[ $n == forever ]] && return 0;
+         (( n > 0 )) && { echo $((n - 1)) > "$state/ctld_down"; return 0; }; }; return 1; }
+if down; then echo "slurm_load_ctl_conf error: Unable to contact slurm controller" >&2; exit 1; fi
+case "$me $1" in
+  "scontrol ping") echo "Slurmctld(primary) at ctl is UP" ;;
+  "scontrol update") nodes=${2#NodeName=}; for n in ${nodes//,/ }; do echo "${3#State=}" > "$state/node.$n"; done ;;
+  "scontrol show") [[ -f $state/resv.$3 ]] ;;
+  "scontrol create") name=${3#ReservationName=}; touch "$state/resv.$name"
+                     if [[ -f $state/down_after_create ]]; then mv "$state/down_after_create" "$state/ctld_down"; fi ;;
+  "scontrol delete") rm "$state/resv.${2#ReservationName=}" ;;
+  "scancel "*) exit 0 ;;
+  "srun "*) [[ -f $state/dead_member ]] && { echo "srun: error: Task launch failed on $(cat "$state/dead_member")" >&2; exit 1; }
+           for n in ${FAKESLURM_MEMBERS//,/ }; do echo "$n"; done ;;
+  *) echo "fake slurm: unexpected $me $*" >&2; exit 2 ;;
+esac
+"""
+
+
+def _fake_slurm(tmp_path):
+    bindir, state = tmp_path / "bin", tmp_path / "slurm"
+    bindir.mkdir()
+    state.mkdir()
+    for name in ("scontrol", "srun", "scancel"):
+        path = bindir / name
+        path.write_text(FAKE)
+        path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return str(bindir), str(state)
+
+
+def _ledger(tmp_path, gang_id):
+    path = str(tmp_path / "ledger.sqlite")
+    book = Ledger(path)
+    for node in MEMBERS:
+        for index, target in enumerate(BRINGUP):
+            book.transition(node, target, "test", "bring-up " + target, **({"sku": "lab"} if index == 0 else {}))
+    gang.plan(book, gang_id, "lab", len(MEMBERS), 3600, candidates=MEMBERS)
+    book.close()
+    return path
+
+
+def _admit(tmp_path, gang_id, **faults):
+    bindir, state = _fake_slurm(tmp_path)
+    for name, value in faults.items():
+        (tmp_path / "slurm" / name).write_text(value)
+    ledger = _ledger(tmp_path, gang_id)
+    env = dict(os.environ, PATH=bindir + os.pathsep + VENV_BIN + os.pathsep + os.environ["PATH"],
+               FAKESLURM_STATE=state, FAKESLURM_MEMBERS=",".join(MEMBERS), ANSIBLE_COLLECTIONS_PATH=collections_path(),
+               ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"))
+    extra = {"gpufleet_ledger": ledger, "gpufleet_gang_id": gang_id, "gpufleet_members": MEMBERS,
+             "ansible_python_interpreter": sys.executable}
+    proc = subprocess.run([os.path.join(VENV_BIN, "ansible-playbook"), "-i", "localhost,", "-c", "local", PLAYBOOK,
+                           "-e", json.dumps(extra)], capture_output=True, text=True, env=env, timeout=300, check=False)
+    conn = sqlite3.connect(ledger)
+    try:
+        status, reason = conn.execute("SELECT status, reason FROM gangs WHERE gang_id = ?", (gang_id,)).fetchone()
+        members = dict(conn.execute("SELECT node, state FROM nodes"))
+    finally:
+        conn.close()
+    if proc.returncode and not os.path.exists(os.path.join(state, "calls")):
+        raise AssertionError(proc.stdout[-3000:] + proc.stderr[-2000:])
+    with open(os.path.join(state, "calls")) as handle:
+        calls = handle.read()
+    held = dict((f[5:], open(os.path.join(state, f)).read().strip()) for f in os.listdir(state) if f.startswith("node."))
+    return {"rc": proc.returncode, "out": proc.stdout[-3000:], "status": status, "reason": reason or "",
+            "members": members, "calls": calls, "slurm_nodes": held,
+            "reservations": [f[5:] for f in os.listdir(state) if f.startswith("resv.")]}
+
+
+def test_a_member_that_cannot_run_the_admission_step_rolls_back_and_deletes_the_reservation(tmp_path):
+    run = _admit(tmp_path, "g-dead", dead_member="gn2")
+    assert run["rc"] != 0, run["out"]
+    assert "scontrol create reservation ReservationName=g-dead" in run["calls"]  # the fault came after it
+    assert run["reservations"] == [] and "scontrol delete ReservationName=g-dead" in run["calls"]
+    assert run["slurm_nodes"] == {"gn1": "DRAIN", "gn2": "DRAIN"}  # held again
+    assert run["status"] == "rolled_back" and "gpufleet-gang-admission" in run["reason"] or "srun" in run["reason"]
+    assert run["members"] == {"gn1": "ready", "gn2": "ready"}  # back in the warm pool
+
+
+def test_a_controller_restarting_after_the_reservation_is_waited_for_and_the_reservation_deleted(tmp_path):
+    run = _admit(tmp_path, "g-restart", down_after_create="3")  # the next 3 calls find no controller
+    assert run["rc"] != 0 and run["status"] == "rolled_back", run["out"]
+    assert run["reservations"] == [] and run["slurm_nodes"] == {"gn1": "DRAIN", "gn2": "DRAIN"}
+    assert run["calls"].count("scontrol ping") >= 2  # retried until it answered
+    assert "may remain" not in run["reason"]
+
+
+def test_a_controller_that_never_answers_again_is_named_in_the_rollback_reason(tmp_path):
+    run = _admit(tmp_path, "g-gone", down_after_create="forever")
+    assert run["rc"] != 0 and run["status"] == "rolled_back", run["out"]
+    assert run["reservations"] == ["g-gone"]  # it could not be deleted ...
+    assert "scontrol delete ReservationName=g-gone" in run["reason"]  # ... and the ledger says so and how
+    assert run["members"] == {"gn1": "ready", "gn2": "ready"}
+
+
+def test_an_admission_without_faults_keeps_the_reservation(tmp_path):
+    run = _admit(tmp_path, "g-ok")
+    assert run["rc"] == 0 and run["status"] == "admitted", run["out"]
+    assert run["reservations"] == ["g-ok"] and run["slurm_nodes"] == {"gn1": "RESUME", "gn2": "RESUME"}
