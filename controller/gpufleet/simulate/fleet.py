@@ -1,0 +1,85 @@
+"""The simulated pool: N nodes, each in one warmth tier, seen by the planner as NodeViews.
+
+The fleet only changes a node's tier when the engine applies a planner action or an action
+finishes; what a tier means is model.TIERS. Tier counts are kept live for the metrics.
+"""
+from gpufleet.capacity import model
+from gpufleet.capacity.model import NodeView
+
+__all__ = ["SimNode", "Fleet", "LEDGER_STATE"]
+
+# The ledger lifecycle state a controller would read for a node in each tier (the ledger's
+# states.py names). PROVISIONING differs by path, so the node keeps the state it was given.
+LEDGER_STATE = {
+    model.BUSY: "joined", model.IDLE: "joined", model.HOT: "hot", model.WARM: "parked",
+    model.COLD: "enrolled", model.PROVISIONING: "imaging", model.UNAVAILABLE: "failed",
+}
+
+
+class SimNode:
+    __slots__ = ("name", "tier", "state", "since", "idle_since", "gate_passed_at", "failures", "gang_id",
+                 "job", "op", "_view")
+
+    def __init__(self, name, tier, now):
+        self.name, self.tier, self.state, self.since = name, tier, LEDGER_STATE[tier], now
+        self.idle_since = now if tier == model.IDLE else None
+        self.gate_passed_at = now if tier in (model.BUSY, model.IDLE, model.HOT, model.WARM) else None
+        self.failures = 0
+        self.gang_id = None
+        self.job = None
+        self.op = 0                 # bumped when an operation on the node starts or is cancelled
+        self._view = None
+
+    def view(self, pool):
+        if self._view is None:
+            self._view = NodeView(node=self.name, pool=pool, tier=self.tier, state=self.state, since=self.since,
+                                  idle_since=self.idle_since, gate_passed_at=self.gate_passed_at,
+                                  consecutive_failures=self.failures, gang_id=self.gang_id,
+                                  jobs=(self.job,) if self.job else ())
+        return self._view
+
+
+class Fleet:
+    """Nodes of one pool; ``on_change(now)`` runs before every tier change (metrics integrate)."""
+
+    def __init__(self, pool, count, gpus_per_node, initial_tier, now, on_change=None):
+        self.pool, self.gpn = pool, gpus_per_node
+        width = len(str(count))
+        self.nodes = [SimNode("%s-%0*d" % (pool, width, i + 1), initial_tier, now) for i in range(count)]
+        self.by_name = {node.name: node for node in self.nodes}
+        self.counts = dict.fromkeys(model.TIERS, 0)
+        self.counts[initial_tier] = count
+        self.idle_nodes = {node.name: node for node in self.nodes if node.tier == model.IDLE}
+        self.on_change = on_change or (lambda now: None)
+        self._views = None
+
+    def set_tier(self, node, tier, now, state=None, gang_id=False):
+        self.on_change(now)
+        self.counts[node.tier] -= 1
+        self.counts[tier] += 1
+        if node.tier == model.IDLE:
+            del self.idle_nodes[node.name]
+        if tier == model.IDLE:
+            self.idle_nodes[node.name] = node
+        node.tier, node.state, node.since = tier, state or LEDGER_STATE[tier], now
+        node.idle_since = now if tier == model.IDLE else None
+        if gang_id is not False:
+            node.gang_id = gang_id
+        node._view = None
+        self._views = None
+
+    def touch(self, node):
+        """A node's fields changed without a tier change (gang, failures, job)."""
+        node._view = None
+        self._views = None
+
+    def views(self):
+        if self._views is None:
+            self._views = tuple(node.view(self.pool) for node in self.nodes)
+        return self._views
+
+    def idle(self):
+        return list(self.idle_nodes.values())
+
+    def powered_off(self):
+        return self.counts[model.WARM] + self.counts[model.COLD]
