@@ -48,7 +48,7 @@ class Simulation:
     def _warm_start(self, start):
         """Demand already running at the first sample runs from the start (no wait, no history)."""
         self.workload.update(start, self.trace.gang_gpus[0], self.trace.small_gpus[0])
-        for job in self.workload.pending():
+        for job in list(self.workload.pending()):
             free = [n for n in self.fleet.nodes if n.tier not in (model.BUSY, model.UNAVAILABLE)]
             if job.nodes <= len(free):
                 scheduler.start_job(self, job, free[:job.nodes], start)
@@ -82,13 +82,8 @@ class Simulation:
         self.metrics.classify(now, self.workload.pending())
 
     def _record(self, now, demand_gpus):
-        running = pending = 0
-        for stack in self.workload.stacks.values():
-            for job in stack:
-                if job.start is None:
-                    pending += job.gpus
-                else:
-                    running += job.gpus
+        pending = sum(job.gpus for job in self.workload.pending())
+        running = demand_gpus - pending     # the workload follows the sample's levels exactly
         self.history.append({"pool": self.pool, "minute": int(now) // 60 * 60, "gpus_running": running,
                              "gpus_pending": pending, "gpus_pending_capacity": pending})
         self.metrics.sample(now, demand_gpus)

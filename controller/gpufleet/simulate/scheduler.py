@@ -14,14 +14,14 @@ def start_job(sim, job, nodes, now):
         node.job = job.job_id
         sim.fleet.set_tier(node, model.BUSY, now, gang_id=job.job_id if job.gang else None)
     job.started(now, [node.name for node in nodes])
-    sim.workload.dirty = True
+    sim.workload.changed()
 
 
 def schedule(sim, now):
     idle = sim.fleet.idle_nodes
     if not idle:
         return
-    for job in sim.workload.pending():
+    for job in list(sim.workload.pending()):
         if job.nodes <= len(idle):
             names = list(idle)[:job.nodes]
             start_job(sim, job, [idle[name] for name in names], now)

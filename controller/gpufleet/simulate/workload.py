@@ -63,6 +63,7 @@ class Workload:
         self.finished = []                    # jobs whose demand ended, in end order
         self.dirty = True
         self._jobs = ()
+        self._pending = None
 
     def level(self, gang):
         return sum(job.gpus for job in self.stacks[gang])
@@ -78,7 +79,7 @@ class Workload:
             elif delta < 0:
                 released.extend(self._pop(now, gang, -delta))
             if delta:
-                self.dirty = True
+                self.changed()
         return released, new
 
     def _new_job(self, now, gang, gpus):
@@ -121,11 +122,18 @@ class Workload:
                 job.started(job.start, job.assigned[:job.nodes])
         return released
 
+    def changed(self):
+        """A job was added, resized, started or ended: rebuild the cached views."""
+        self.dirty = True
+        self._pending = None
+
     def pending(self):
-        """Pending jobs, oldest submission first (the scheduler's FIFO order)."""
-        jobs = [job for stack in self.stacks.values() for job in stack if job.start is None]
-        jobs.sort(key=lambda job: (job.submit, job.seq))
-        return jobs
+        """Pending jobs, oldest submission first (the scheduler's FIFO order); do not modify."""
+        if self._pending is None:
+            jobs = [job for stack in self.stacks.values() for job in stack if job.start is None]
+            jobs.sort(key=lambda job: (job.submit, job.seq))
+            self._pending = jobs
+        return self._pending
 
     def find(self, job_id):
         return self.by_id.get(job_id)
