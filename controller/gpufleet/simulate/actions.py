@@ -4,12 +4,15 @@ One function per action kind; each checks that every node is in a tier the actio
 from and otherwise refuses the whole action (counted in ``refused_actions``: a planner that
 asks for the impossible shows up in the results instead of being silently corrected).
 Latency paths (gpufleet.simulate.latency): bringup = cold, wake = warm, resume/admit = hot.
-A bring-up fails its gate with probability ``gate_failure``: the node becomes unavailable
+``reserve`` and ``substitute`` only record gang membership (the planner starts a member's
+wake or bring-up as its own action), as the ledger does for the controller.
+A bring-up (and a wake that re-gates) fails its gate with probability ``gate_failure``: the node becomes unavailable
 (``failed``, consecutive failures + 1) and comes back cold after ``recycle``; the planner sees
 the failure and picks a spare, as it does in the controller. ``hold``, ``park``, ``rollback``
 and ``break_fix`` take effect at once (nothing waits on them).
 """
 from gpufleet.capacity import model
+from gpufleet.capacity.tiers import gate_valid
 from gpufleet.simulate.scheduler import start_job
 
 __all__ = ["apply", "complete"]
@@ -19,7 +22,8 @@ SOURCES = {
     "wake": (model.WARM,),
     "resume": (model.HOT,),
     "admit": (model.HOT,),
-    "substitute": (model.HOT, model.WARM, model.COLD),
+    "reserve": (model.IDLE, model.HOT, model.WARM, model.COLD, model.PROVISIONING),
+    "substitute": (model.IDLE, model.HOT, model.WARM, model.COLD, model.PROVISIONING),
     "rollback": (model.HOT, model.IDLE, model.PROVISIONING, model.WARM, model.COLD),
     "hold": (model.IDLE,),
     "park": (model.IDLE, model.HOT),
@@ -58,12 +62,11 @@ def _admit_ok(sim, action, nodes):
     return True
 
 
-def _begin(sim, node, action, now, path, state):
+def _begin(sim, node, action, now, path, state, extra=0.0):
     node.op += 1
-    gang = action.gang_id or (action.job_id if action.kind == "admit" else None) or node.gang_id
-    sim.fleet.set_tier(node, model.PROVISIONING, now, state=state, gang_id=gang)
-    sim.clock.at(now + sim.latency.sample(path), "done", (action, node, node.op))
-    sim.track(action, 1)
+    sim.fleet.set_tier(node, model.PROVISIONING, now, state=state, gang_id=action.gang_id or node.gang_id)
+    sim.clock.at(now + sim.latency.sample(path) + extra, "done", (action, node, node.op))
+    sim.track(action, node.name, True)
 
 
 def _bringup(sim, action, nodes, now):
@@ -72,8 +75,12 @@ def _bringup(sim, action, nodes, now):
 
 
 def _wake(sim, action, nodes, now):
+    # A parked node whose gate is older than the pool's gate_validity is re-gated on the way
+    # up (issue 13): the wake takes the regate latency more and can fail like a bring-up.
     for node in nodes:
-        _begin(sim, node, action, now, "warm", "waking")
+        stale = sim.gate_validity is not None and not gate_valid(node.gate_passed_at, sim.gate_validity, now)
+        _begin(sim, node, action, now, "warm", "regating" if stale else "waking",
+               sim.latency.sample("regate") if stale else 0.0)
 
 
 def _resume(sim, action, nodes, now):
@@ -85,23 +92,27 @@ def _admit(sim, action, nodes, now):
     # One operation for the whole gang: the reservation is released once, all ranks start together.
     for node in nodes:
         node.op += 1
-        sim.fleet.set_tier(node, model.PROVISIONING, now, state="hot", gang_id=action.job_id)
+        sim.fleet.set_tier(node, model.PROVISIONING, now, state="hot", gang_id=action.gang_id or action.job_id)
+        sim.track(action, node.name, True)
     sim.clock.at(now + sim.latency.sample("hot"), "admitted", (action, [(n, n.op) for n in nodes]))
-    sim.track(action, 1)
+
+
+def _member(sim, node, gang_id):
+    node.gang_id = gang_id
+    sim.fleet.touch(node)
+
+
+def _reserve(sim, action, nodes, now):
+    for node in nodes:
+        _member(sim, node, action.gang_id)
 
 
 def _substitute(sim, action, nodes, now):
     old = sim.fleet.by_name.get(action.replaces) if action.replaces else None
     if old is not None and old.gang_id == action.gang_id:
-        old.gang_id = None
-        sim.fleet.touch(old)
+        _member(sim, old, None)
     for node in nodes:
-        if node.tier == model.HOT:
-            node.gang_id = action.gang_id
-            sim.fleet.touch(node)
-        else:
-            cold = node.tier == model.COLD
-            _begin(sim, node, action, now, "cold" if cold else "warm", "imaging" if cold else "waking")
+        _member(sim, node, action.gang_id)
 
 
 def _to_warm(sim, node, now):
@@ -140,31 +151,21 @@ def _break_fix(sim, action, nodes, now):
         sim.clock.at(now + sim.latency.sample("repair"), "repaired", (node, node.op))
 
 
-HANDLERS = {"bringup": _bringup, "wake": _wake, "resume": _resume, "admit": _admit, "substitute": _substitute,
-            "rollback": _rollback, "hold": _hold, "park": _park, "break_fix": _break_fix}
+HANDLERS = {"bringup": _bringup, "wake": _wake, "resume": _resume, "admit": _admit, "reserve": _reserve,
+            "substitute": _substitute, "rollback": _rollback, "hold": _hold, "park": _park, "break_fix": _break_fix}
 
 
 def complete(sim, kind, payload, now):
     """An operation finished at ``now``; stale ones (node re-targeted since) are ignored."""
     if kind == "done":
         action, node, op = payload
-        sim.track(action, -1)
-        if op != node.op:
-            return
-        if node.state == "hot":           # resume: hot -> joined, idle
-            sim.fleet.set_tier(node, model.IDLE, now)
-        elif node.state == "imaging" and sim.latency.gate_fails():
-            node.failures += 1
-            node.op += 1
-            sim.fleet.set_tier(node, model.UNAVAILABLE, now, state="failed")
-            sim.clock.at(now + sim.latency.sample("recycle"), "repaired", (node, node.op))
-        else:
-            node.failures = 0
-            node.gate_passed_at = now if node.state == "imaging" else node.gate_passed_at
-            sim.fleet.set_tier(node, model.HOT, now)
+        sim.track(action, node.name, False)
+        if op == node.op:
+            _done(sim, action, node, now)
     elif kind == "admitted":
         action, members = payload
-        sim.track(action, -1)
+        for node, _ in members:
+            sim.track(action, node.name, False)
         live = [node for node, op in members if node.op == op]
         job = sim.workload.find(action.job_id)
         if job is not None and job.start is None and len(live) == job.nodes:
@@ -178,3 +179,21 @@ def complete(sim, kind, payload, now):
             if node.state == "break_fix":
                 node.failures = 0
             sim.fleet.set_tier(node, model.COLD, now)
+
+
+def _done(sim, action, node, now):
+    if node.state == "hot":                 # resume: hot -> joined, idle
+        sim.fleet.set_tier(node, model.IDLE, now)
+    elif node.state in ("imaging", "regating") and sim.latency.gate_fails():
+        node.failures += 1
+        node.op += 1
+        sim.fleet.set_tier(node, model.UNAVAILABLE, now, state="failed")
+        sim.clock.at(now + sim.latency.sample("recycle"), "repaired", (node, node.op))
+    else:
+        if node.state in ("imaging", "regating"):
+            node.failures, node.gate_passed_at = 0, now
+        if action.kind == "bringup" and action.target_tier == model.WARM:
+            sim.metrics.power_offs += 1     # brought up, validated, then parked
+            sim.fleet.set_tier(node, model.WARM, now)
+        else:
+            sim.fleet.set_tier(node, model.HOT, now)

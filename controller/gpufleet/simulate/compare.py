@@ -17,7 +17,7 @@ DEFAULT_TARGET_FRACTIONS = (1.0, 0.5, 0.25, 0.1, 0.05, 0.01, 0.0)
 
 
 def run_policy(trace, run, latency_factory, nodes, gpus_per_node=None, pool=None, initial_tier=model.WARM,
-               interval=None, plan=None):
+               interval=None, plan=None, prior=()):
     """Simulate one PolicyRun; returns {"name", "policy", "overrides", "pool", "metrics", "series"}."""
     name, pool_cfg = policies.pool_of(run.policy, pool)
     gpn = pool_cfg.gpus_per_node
@@ -27,7 +27,8 @@ def run_policy(trace, run, latency_factory, nodes, gpus_per_node=None, pool=None
     partition = pool_cfg.match.partitions[0] if pool_cfg.match.partitions else ""
     step = run.policy.fleet.interval if interval is None else interval
     sim = Simulation(trace, run.policy, latency_factory(), name, nodes, gpn, interval=step,
-                     initial_tier=initial_tier, partition=partition, plan=plan)
+                     initial_tier=initial_tier, partition=partition, plan=plan, prior=prior,
+                     gate_validity=pool_cfg.gate_validity)
     metrics = sim.run()
     return {"name": run.name, "policy": run.source, "overrides": dict(run.overrides), "pool": name,
             "gpus_per_node": gpn, "metrics": metrics, "series": sim.metrics.series}

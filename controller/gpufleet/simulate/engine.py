@@ -8,10 +8,16 @@ Per trace sample (the step: one minute for per-minute traces) at time t:
    controller's next tick (``interval`` seconds, 10 by default as in ``gpufleet controller
    run``) runs another planning pass, as the real loop would notice the change then.
 History is what the controller records in the ledger each minute (pool, minute, GPUs running,
-pending, pending for lack of capacity), oldest first.
+pending, pending for lack of capacity) as {pool: [DemandSample]} oldest first; ``prior`` adds
+demand recorded before the replayed window (the forecast's lookback). Gangs in progress are
+kept with the planner's own bookkeeping (gpufleet.capacity.gangbook.fold), as the controller
+keeps them in the ledger.
 """
+from dataclasses import replace
+
 from gpufleet.capacity import model
-from gpufleet.capacity.model import Demand, Supply
+from gpufleet.capacity.gangbook import fold
+from gpufleet.capacity.model import Demand, DemandSample, Supply
 from gpufleet.simulate import actions, scheduler
 from gpufleet.simulate.fleet import Fleet
 from gpufleet.simulate.metrics import Metrics
@@ -28,9 +34,10 @@ def _default_plan():
 
 class Simulation:
     def __init__(self, trace, policy, latency, pool, nodes, gpus_per_node=8, interval=10.0,
-                 initial_tier=model.WARM, partition="", plan=None):
+                 initial_tier=model.WARM, partition="", plan=None, prior=(), gate_validity=None):
         self.trace, self.policy, self.latency = trace, policy, latency
         self.pool, self.gpn, self.interval = pool, gpus_per_node, interval
+        self.gate_validity = gate_validity      # the pool's gate_validity, s; None: never stale
         self.plan = plan or _default_plan()
         start = trace.times[0]
         self.clock = Clock(start)
@@ -38,8 +45,9 @@ class Simulation:
         self.metrics = Metrics(self.fleet, start)
         self.fleet.on_change = self.metrics.advance
         self.workload = Workload(gpus_per_node, pool, partition)
-        self.history = []
-        self.in_flight = {}          # id(action) -> [action, operations left]
+        self.history = {pool: [DemandSample(pool, float(m), gpus_running=g) for m, g in prior]}
+        self.gangs = ()
+        self.in_flight = {}          # id(action) -> [action, node names still under way]
         self._in_flight_view = ()
         self._ticks = set()
         self.plans = 0
@@ -54,27 +62,42 @@ class Simulation:
                 scheduler.start_job(self, job, free[:job.nodes], start)
         self.metrics.classify(start, self.workload.pending())
 
-    def track(self, action, delta):
-        entry = self.in_flight.setdefault(id(action), [action, 0])
-        entry[1] += delta
-        if entry[1] <= 0:
-            del self.in_flight[id(action)]
+    def track(self, action, node, started):
+        """An operation of ``action`` on ``node`` started or finished."""
+        entry = self.in_flight.setdefault(id(action), [action, set()])
+        if started:
+            entry[1].add(node)
+        else:
+            entry[1].discard(node)
+            if not entry[1]:
+                del self.in_flight[id(action)]
         self._in_flight_view = None
+
+    def _in_flight(self):
+        """Actions under way, each narrowed to the nodes whose operation has not finished."""
+        views = []
+        for action, nodes in self.in_flight.values():
+            if len(nodes) == len(action.nodes):
+                views.append(action)
+            else:
+                views.append(replace(action, nodes=tuple(n for n in action.nodes if n in nodes)))
+        return tuple(views)
 
     def inputs(self):
         """What the controller would hand the planner now: (demand, supply, history)."""
         if self._in_flight_view is None:
-            self._in_flight_view = tuple(entry[0] for entry in self.in_flight.values())
-        return (Demand(jobs=self.workload.jobs()), Supply(nodes=self.fleet.views(), in_flight=self._in_flight_view),
-                self.history)
+            self._in_flight_view = self._in_flight()
+        supply = Supply(nodes=self.fleet.views(), in_flight=self._in_flight_view, gangs=self.gangs)
+        return Demand(jobs=self.workload.jobs()), supply, self.history
 
     def step(self, now):
         """One planning pass at ``now`` with the simulator's inputs; applies and returns the Plan."""
         demand, supply, history = self.inputs()
         result = self.plan(demand, supply, self.policy, now, history=history)
         self.plans += 1
-        for action in result.actions:
-            actions.apply(self, action, now)
+        applied = [action for action in result.actions if actions.apply(self, action, now)]
+        if self.gangs or any(action.gang_id for action in applied):
+            self.gangs = fold(self.gangs, applied)
         return result
 
     def _settle(self, now):
@@ -84,8 +107,11 @@ class Simulation:
     def _record(self, now, demand_gpus):
         pending = sum(job.gpus for job in self.workload.pending())
         running = demand_gpus - pending     # the workload follows the sample's levels exactly
-        self.history.append({"pool": self.pool, "minute": int(now) // 60 * 60, "gpus_running": running,
-                             "gpus_pending": pending, "gpus_pending_capacity": pending})
+        samples = self.history[self.pool]
+        minute = float(int(now) // 60 * 60)
+        if samples and samples[-1].minute == minute:    # sub-minute traces: the minute's last sample
+            samples.pop()
+        samples.append(DemandSample(self.pool, minute, running, pending, pending))
         self.metrics.sample(now, demand_gpus)
 
     def _sample(self, index, now, end):

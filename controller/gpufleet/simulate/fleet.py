@@ -9,7 +9,9 @@ from gpufleet.capacity.model import NodeView
 __all__ = ["SimNode", "Fleet", "LEDGER_STATE"]
 
 # The ledger lifecycle state a controller would read for a node in each tier (the ledger's
-# states.py names). PROVISIONING differs by path, so the node keeps the state it was given.
+# states.py names). PROVISIONING differs by path, so the node keeps the state it was given
+# ("imaging" for a bring-up, "waking", "regating" for a wake with a stale gate: the ledger's
+# "waking"; "hot" while a resume or admit is under way).
 LEDGER_STATE = {
     model.BUSY: "joined", model.IDLE: "joined", model.HOT: "hot", model.WARM: "parked",
     model.COLD: "enrolled", model.PROVISIONING: "imaging", model.UNAVAILABLE: "failed",
@@ -32,7 +34,8 @@ class SimNode:
 
     def view(self, pool):
         if self._view is None:
-            self._view = NodeView(node=self.name, pool=pool, tier=self.tier, state=self.state, since=self.since,
+            state = "waking" if self.state == "regating" else self.state
+            self._view = NodeView(node=self.name, pool=pool, tier=self.tier, state=state, since=self.since,
                                   idle_since=self.idle_since, gate_passed_at=self.gate_passed_at,
                                   consecutive_failures=self.failures, gang_id=self.gang_id,
                                   jobs=(self.job,) if self.job else ())

@@ -5,10 +5,11 @@ A latency file (YAML) names a distribution per path to schedulable, plus the res
     seed: 1
     hot:  {dist: fixed, seconds: 5}                   # hot -> schedulable (resume / admit)
     warm: {dist: lognormal, median: 420, sigma: 0.35} # warm (parked) -> hot: power on, POST, boot, register
+    regate: {dist: lognormal, median: 900, sigma: 0.2} # added to a wake when the node's gate is stale
     cold: {dist: uniform, low: 1200, high: 2400}      # cold -> hot: the full bring-up with the gate
     repair: {dist: fixed, seconds: 259200}            # break_fix -> cold (a person repairs it)
     recycle: {dist: fixed, seconds: 1800}             # failed gate -> cold again (recycling)
-    gate_failure: 0.02                                # probability a bring-up fails its gate
+    gate_failure: 0.02                                # probability a gate run (bring-up, re-gate) fails
 
 Missing keys take the preset's value (``baremetal`` unless the file says ``preset: lab``).
 The presets and their sources are in docs/capacity.md ("Latency defaults").
@@ -22,7 +23,7 @@ from gpufleet.simulate.errors import SimulateError
 
 __all__ = ["Distribution", "Latency", "PRESETS", "load_latency"]
 
-PATHS = ("hot", "warm", "cold", "repair", "recycle")
+PATHS = ("hot", "warm", "regate", "cold", "repair", "recycle")
 DISTS = {"fixed": ("seconds",), "uniform": ("low", "high"), "lognormal": ("median", "sigma")}
 
 # Sources and reasoning per number: docs/capacity.md, "Latency defaults".
@@ -30,6 +31,7 @@ PRESETS = {
     "baremetal": {
         "hot": {"dist": "lognormal", "median": 5, "sigma": 0.3},
         "warm": {"dist": "lognormal", "median": 420, "sigma": 0.35},
+        "regate": {"dist": "lognormal", "median": 900, "sigma": 0.2},
         "cold": {"dist": "lognormal", "median": 1800, "sigma": 0.3},
         "repair": {"dist": "fixed", "seconds": 3 * 86400},
         "recycle": {"dist": "lognormal", "median": 1800, "sigma": 0.3},
@@ -38,6 +40,7 @@ PRESETS = {
     "lab": {
         "hot": {"dist": "uniform", "low": 1, "high": 3},
         "warm": {"dist": "uniform", "low": 15, "high": 30},
+        "regate": {"dist": "uniform", "low": 60, "high": 70},
         "cold": {"dist": "uniform", "low": 230, "high": 300},
         "repair": {"dist": "fixed", "seconds": 3600},
         "recycle": {"dist": "uniform", "low": 230, "high": 300},
