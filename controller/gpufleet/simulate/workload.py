@@ -8,6 +8,8 @@ demand (jobs of >= 8 GPUs) and single-node demand. Each class is a stack of jobs
   demand always need ceil(s / gpus_per_node) nodes;
 - demand falls by d GPUs: the newest jobs finish first (last in, first out); the top job
   shrinks when d does not cover it, a running gang then releases the nodes it no longer needs.
+  A pending gang never changes size (Slurm keeps a queued job's node count): it is withdrawn
+  and a new, smaller gang is submitted in its place.
 A job still pending when its demand ends never ran: its wait counts up to that moment.
 """
 import math
@@ -115,6 +117,13 @@ class Workload:
                 released.extend(job.assigned)
                 self.finished.append(job)
                 continue
+            if job.gang and job.start is None:
+                stack.pop()
+                del self.by_id[job.job_id]
+                job.end = now
+                self.finished.append(job)
+                self._new_job(now, True, job.gpus - gpus)
+                break
             job.resize(job.gpus - gpus)
             gpus = 0
             if job.start is not None and len(job.assigned) > job.nodes:

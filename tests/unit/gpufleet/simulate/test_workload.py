@@ -30,3 +30,12 @@ def test_pending_is_fifo():
     w.update(0, 16, 0)
     w.update(60, 16, 8)
     assert [j.job_id for j in w.pending()] == ["gang-1", "job-2"]
+
+
+def test_pending_gang_is_replaced_never_resized():
+    w = Workload(8, "gpu")
+    w.update(0, 32, 0)
+    w.update(60, 16, 0)
+    assert [j.job_id for j in w.finished] == ["gang-1"] and w.finished[0].end == 60
+    (job,) = w.stacks[True]
+    assert (job.job_id, job.gpus, job.nodes, job.submit) == ("gang-2", 16, 2, 60)
