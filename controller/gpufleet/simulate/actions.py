@@ -1,34 +1,40 @@
 """Planner actions applied to the simulated fleet, each with its sampled latency.
 
 One function per action kind; each checks that every node is in a tier the action can start
-from and otherwise refuses the whole action (counted in ``refused_actions``: a planner that
-asks for the impossible shows up in the results instead of being silently corrected).
-Latency paths (gpufleet.simulate.latency): bringup = cold, wake = warm, resume/admit = hot.
-``reserve`` and ``substitute`` only record gang membership (the planner starts a member's
-wake or bring-up as its own action), as the ledger does for the controller.
-A bring-up (and a wake that re-gates) fails its gate with probability ``gate_failure``: the node becomes unavailable
-(``failed``, consecutive failures + 1) and comes back cold after ``recycle``; the planner sees
-the failure and picks a spare, as it does in the controller. ``hold``, ``park``, ``rollback``
-and ``break_fix`` take effect at once (nothing waits on them).
+from, with no operation of its own under way, and otherwise refuses the whole action (counted
+in ``refused_actions``: a planner that asks for the impossible shows up in the results instead
+of being silently corrected). Latency paths (gpufleet.simulate.latency): bringup = cold,
+wake = warm (+ regate when the node's gate is stale), resume/admit = hot.
+- A node keeps the tier the controller would read while an operation runs: provisioning for
+  bring-ups and wakes (ledger imaging/waking), hot during a resume or admit (ledger still
+  hot; the in-flight action keeps the planner from repeating it).
+- ``reserve`` and ``substitute`` only record gang membership (the planner starts a member's
+  wake or bring-up as its own action), as the ledger does for the controller.
+- A gate run (bring-up, re-gating wake) fails with probability ``gate_failure``: the node is
+  unavailable (``failed``, consecutive failures + 1) and comes back cold after ``recycle``;
+  the planner sees it and picks a spare, as it does in the controller.
+- ``hold``, ``park``, ``rollback`` and ``break_fix`` take effect at once.
 """
 from gpufleet.capacity import model
 from gpufleet.capacity.tiers import gate_valid
-from gpufleet.simulate.scheduler import start_job
 
-__all__ = ["apply", "complete"]
+__all__ = ["apply", "SOURCES"]
 
+ANY = (model.IDLE, model.HOT, model.WARM, model.COLD, model.PROVISIONING)
 SOURCES = {
     "bringup": (model.COLD,),
     "wake": (model.WARM,),
     "resume": (model.HOT,),
     "admit": (model.HOT,),
-    "reserve": (model.IDLE, model.HOT, model.WARM, model.COLD, model.PROVISIONING),
-    "substitute": (model.IDLE, model.HOT, model.WARM, model.COLD, model.PROVISIONING),
-    "rollback": (model.HOT, model.IDLE, model.PROVISIONING, model.WARM, model.COLD),
+    "reserve": ANY,
+    "substitute": ANY,
+    "rollback": ANY,
     "hold": (model.IDLE,),
     "park": (model.IDLE, model.HOT),
-    "break_fix": (model.IDLE, model.HOT, model.WARM, model.COLD, model.PROVISIONING, model.UNAVAILABLE),
+    "break_fix": ANY + (model.UNAVAILABLE,),
 }
+# Kinds that may name a node whose own operation is still under way (they record or cancel).
+OVER_RUNNING = ("reserve", "substitute", "rollback", "break_fix")
 
 
 def apply(sim, action, now):
@@ -37,11 +43,14 @@ def apply(sim, action, now):
         sim.metrics.refuse(action, "unknown kind (allowed: %s)" % ", ".join(model.ACTION_KINDS))
         return False
     nodes = [sim.fleet.by_name.get(name) for name in action.nodes]
-    if None in nodes:
+    if None in nodes or not nodes:
         sim.metrics.refuse(action, "node not in the pool")
         return False
-    if not nodes or any(node.tier not in SOURCES[action.kind] for node in nodes):
+    if any(node.view_tier not in SOURCES[action.kind] for node in nodes):
         sim.metrics.refuse(action, "node tier not in %s" % "/".join(SOURCES[action.kind]))
+        return False
+    if action.kind not in OVER_RUNNING and any(node.running for node in nodes):
+        sim.metrics.refuse(action, "node has an operation under way")
         return False
     if action.kind == "admit" and not _admit_ok(sim, action, nodes):
         return False
@@ -62,39 +71,47 @@ def _admit_ok(sim, action, nodes):
     return True
 
 
-def _begin(sim, node, action, now, path, state, extra=0.0):
+def _operate(sim, node, action, now, seconds, kind="done"):
     node.op += 1
-    sim.fleet.set_tier(node, model.PROVISIONING, now, state=state, gang_id=action.gang_id or node.gang_id)
-    sim.clock.at(now + sim.latency.sample(path) + extra, "done", (action, node, node.op))
+    node.running = True
+    sim.clock.at(now + seconds, kind, (action, node, node.op))
     sim.track(action, node.name, True)
 
 
 def _bringup(sim, action, nodes, now):
     for node in nodes:
-        _begin(sim, node, action, now, "cold", "imaging")
+        sim.fleet.set_tier(node, model.PROVISIONING, now, state="imaging", gang_id=action.gang_id or node.gang_id)
+        _operate(sim, node, action, now, sim.latency.sample("cold"))
 
 
 def _wake(sim, action, nodes, now):
-    # A parked node whose gate is older than the pool's gate_validity is re-gated on the way
-    # up (issue 13): the wake takes the regate latency more and can fail like a bring-up.
+    # A node whose gate is older than the pool's gate_validity is re-gated on the way up
+    # (issue 13): the regate latency more, and it can fail like a bring-up. A stale hot node
+    # (powered, held) only re-gates.
     for node in nodes:
         stale = sim.gate_validity is not None and not gate_valid(node.gate_passed_at, sim.gate_validity, now)
-        _begin(sim, node, action, now, "warm", "regating" if stale else "waking",
-               sim.latency.sample("regate") if stale else 0.0)
+        seconds = (sim.latency.sample("regate") if stale else 0.0)
+        seconds += 0.0 if node.tier == model.HOT else sim.latency.sample("warm")
+        sim.fleet.set_tier(node, model.PROVISIONING, now, state="regating" if stale else "waking",
+                           gang_id=action.gang_id or node.gang_id)
+        _operate(sim, node, action, now, seconds)
 
 
 def _resume(sim, action, nodes, now):
     for node in nodes:
-        _begin(sim, node, action, now, "hot", "hot")
+        _operate(sim, node, action, now, sim.latency.sample("hot"), kind="resumed")
 
 
 def _admit(sim, action, nodes, now):
     # One operation for the whole gang: the reservation is released once, all ranks start together.
+    members = []
     for node in nodes:
+        node.gang_id = action.gang_id or action.job_id
         node.op += 1
-        sim.fleet.set_tier(node, model.PROVISIONING, now, state="hot", gang_id=action.gang_id or action.job_id)
+        node.running = True
         sim.track(action, node.name, True)
-    sim.clock.at(now + sim.latency.sample("hot"), "admitted", (action, [(n, n.op) for n in nodes]))
+        members.append((action, node, node.op))
+    sim.clock.at(now + sim.latency.sample("hot"), "admitted", members)
 
 
 def _member(sim, node, gang_id):
@@ -115,10 +132,15 @@ def _substitute(sim, action, nodes, now):
         _member(sim, node, action.gang_id)
 
 
+def _cancel(node):
+    node.op += 1
+    node.running = False
+
+
 def _to_warm(sim, node, now):
     if node.tier in (model.HOT, model.IDLE, model.PROVISIONING):
         sim.metrics.power_offs += 1
-    node.op += 1
+    _cancel(node)
     sim.fleet.set_tier(node, model.WARM, now, gang_id=None)
 
 
@@ -126,11 +148,13 @@ def _rollback(sim, action, nodes, now):
     target = action.target_tier or model.WARM
     for node in nodes:
         if target == model.HOT and node.tier in (model.HOT, model.IDLE):
+            _cancel(node)
             sim.fleet.set_tier(node, model.HOT, now, gang_id=None)
         elif target == model.HOT and node.tier == model.PROVISIONING:
-            node.gang_id = None
-            sim.fleet.touch(node)
-        elif node.tier != model.COLD:
+            _member(sim, node, None)
+        elif node.tier == model.COLD:
+            _member(sim, node, None)
+        else:
             _to_warm(sim, node, now)
 
 
@@ -146,54 +170,10 @@ def _park(sim, action, nodes, now):
 
 def _break_fix(sim, action, nodes, now):
     for node in nodes:
-        node.op += 1
+        _cancel(node)
         sim.fleet.set_tier(node, model.UNAVAILABLE, now, state="break_fix", gang_id=None)
-        sim.clock.at(now + sim.latency.sample("repair"), "repaired", (node, node.op))
+        sim.clock.at(now + sim.latency.sample("repair"), "repaired", (None, node, node.op))
 
 
 HANDLERS = {"bringup": _bringup, "wake": _wake, "resume": _resume, "admit": _admit, "reserve": _reserve,
             "substitute": _substitute, "rollback": _rollback, "hold": _hold, "park": _park, "break_fix": _break_fix}
-
-
-def complete(sim, kind, payload, now):
-    """An operation finished at ``now``; stale ones (node re-targeted since) are ignored."""
-    if kind == "done":
-        action, node, op = payload
-        sim.track(action, node.name, False)
-        if op == node.op:
-            _done(sim, action, node, now)
-    elif kind == "admitted":
-        action, members = payload
-        for node, _ in members:
-            sim.track(action, node.name, False)
-        live = [node for node, op in members if node.op == op]
-        job = sim.workload.find(action.job_id)
-        if job is not None and job.start is None and len(live) == job.nodes:
-            start_job(sim, job, live, now)
-        else:
-            for node in live:
-                sim.fleet.set_tier(node, model.IDLE, now, gang_id=None)
-    elif kind == "repaired":
-        node, op = payload
-        if op == node.op:
-            if node.state == "break_fix":
-                node.failures = 0
-            sim.fleet.set_tier(node, model.COLD, now)
-
-
-def _done(sim, action, node, now):
-    if node.state == "hot":                 # resume: hot -> joined, idle
-        sim.fleet.set_tier(node, model.IDLE, now)
-    elif node.state in ("imaging", "regating") and sim.latency.gate_fails():
-        node.failures += 1
-        node.op += 1
-        sim.fleet.set_tier(node, model.UNAVAILABLE, now, state="failed")
-        sim.clock.at(now + sim.latency.sample("recycle"), "repaired", (node, node.op))
-    else:
-        if node.state in ("imaging", "regating"):
-            node.failures, node.gate_passed_at = 0, now
-        if action.kind == "bringup" and action.target_tier == model.WARM:
-            sim.metrics.power_offs += 1     # brought up, validated, then parked
-            sim.fleet.set_tier(node, model.WARM, now)
-        else:
-            sim.fleet.set_tier(node, model.HOT, now)

@@ -18,7 +18,8 @@ from dataclasses import replace
 from gpufleet.capacity import model
 from gpufleet.capacity.gangbook import fold
 from gpufleet.capacity.model import Demand, DemandSample, Supply
-from gpufleet.simulate import actions, scheduler
+from gpufleet.capacity.tiers import gate_valid
+from gpufleet.simulate import actions, completions, scheduler
 from gpufleet.simulate.fleet import Fleet
 from gpufleet.simulate.metrics import Metrics
 from gpufleet.simulate.clock import Clock
@@ -41,7 +42,7 @@ class Simulation:
         self.plan = plan or _default_plan()
         start = trace.times[0]
         self.clock = Clock(start)
-        self.fleet = Fleet(pool, nodes, gpus_per_node, initial_tier, start)
+        self.fleet = Fleet(pool, nodes, gpus_per_node, initial_tier, start, on_hot=self._on_hot)
         self.metrics = Metrics(self.fleet, start)
         self.fleet.on_change = self.metrics.advance
         self.workload = Workload(gpus_per_node, pool, partition)
@@ -51,6 +52,9 @@ class Simulation:
         self._in_flight_view = ()
         self._ticks = set()
         self.plans = 0
+        for node in self.fleet.nodes:
+            if node.tier == model.HOT:
+                self._on_hot(node, start)
         self._warm_start(start)
 
     def _warm_start(self, start):
@@ -61,6 +65,15 @@ class Simulation:
             if job.nodes <= len(free):
                 scheduler.start_job(self, job, free[:job.nodes], start)
         self.metrics.classify(start, self.workload.pending())
+
+    def _on_hot(self, node, now):
+        """Schedule the moment a hot node's gate goes stale (the pool's gate_validity)."""
+        if self.gate_validity is None:
+            return
+        if not gate_valid(node.gate_passed_at, self.gate_validity, now):
+            self.fleet.expire(node, now)
+        else:
+            self.clock.at(node.gate_passed_at + self.gate_validity + 1e-6, "expired", (None, node, node.op))
 
     def track(self, action, node, started):
         """An operation of ``action`` on ``node`` started or finished."""
@@ -131,8 +144,9 @@ class Simulation:
                 self._ticks.discard(at)
                 self.step(at)
             else:
-                actions.complete(self, kind, payload, at)
-                self._queue_tick(now, at, end)
+                completions.complete(self, kind, payload, at)
+                if kind != "expired":
+                    self._queue_tick(now, at, end)
             self._settle(at)
 
     def _queue_tick(self, start, at, end):

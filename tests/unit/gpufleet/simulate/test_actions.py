@@ -38,8 +38,9 @@ def test_wake_then_resume_exact_wait_and_costs():
     assert m["shortfall_gpu_minutes"] == pytest.approx(8 * 135 / 60.0, abs=1e-3)
     assert m["shortfall_episodes"] == 1
     assert m["added_wait_p50_s"] == m["added_wait_p95_s"] == 135.0
-    assert m["idle_powered_gpu_hours"] == {"idle": 0.0, "hot": round(8 * 10 / 3600.0, 3),
-                                           "provisioning": round(8 * 125 / 3600.0, 3)}
+    # Provisioning while waking (60-180), hot from 180 until the resume lands at 195.
+    assert m["idle_powered_gpu_hours"] == {"idle": 0.0, "hot": round(8 * 15 / 3600.0, 3),
+                                           "provisioning": round(8 * 120 / 3600.0, 3)}
     assert m["busy_gpu_hours"] == pytest.approx(8 * (360 - 195) / 3600.0, abs=1e-3)
     # p-2 stays warm all along; p-1 was warm 0-60.
     assert m["powered_off_node_hours"] == pytest.approx((360 + 60) / 3600.0, abs=1e-3)
