@@ -27,8 +27,7 @@ def run_policy(trace, run, latency_factory, nodes, gpus_per_node=None, pool=None
     partition = pool_cfg.match.partitions[0] if pool_cfg.match.partitions else ""
     step = run.policy.fleet.interval if interval is None else interval
     sim = Simulation(trace, run.policy, latency_factory(), name, nodes, gpn, interval=step,
-                     initial_tier=initial_tier, partition=partition, plan=plan, prior=prior,
-                     gate_validity=pool_cfg.gate_validity)
+                     initial_tier=initial_tier, partition=partition, plan=plan, prior=prior)
     metrics = sim.run()
     return {"name": run.name, "policy": run.source, "overrides": dict(run.overrides), "pool": name,
             "gpus_per_node": gpn, "metrics": metrics, "series": sim.metrics.series}

@@ -35,10 +35,13 @@ def _default_plan():
 
 class Simulation:
     def __init__(self, trace, policy, latency, pool, nodes, gpus_per_node=8, interval=10.0,
-                 initial_tier=model.WARM, partition="", plan=None, prior=(), gate_validity=None):
+                 initial_tier=model.WARM, partition="", plan=None, prior=()):
         self.trace, self.policy, self.latency = trace, policy, latency
         self.pool, self.gpn, self.interval = pool, gpus_per_node, interval
-        self.gate_validity = gate_validity      # the pool's gate_validity, s; None: never stale
+        # The pool's gate_validity (s): when a hot or parked node's gate goes stale. None (no
+        # policy object, as in bookkeeping tests): gates never go stale.
+        pools = getattr(policy, "pools", None) or {}
+        self.gate_validity = pools[pool].gate_validity if pool in pools else None
         self.plan = plan or _default_plan()
         start = trace.times[0]
         self.clock = Clock(start)
