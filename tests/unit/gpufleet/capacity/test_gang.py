@@ -164,3 +164,11 @@ def test_fold_substitution_records_the_replaced_member():
 def test_fold_ignores_actions_of_unknown_gangs():
     action = replace(flight("admit", "x"), gang_id="nope")
     assert fold((), [action]) == ()
+
+
+def test_gang_waits_rather_than_hoard_nodes_it_cannot_start():
+    policy = make_policy(gang_deadline="30m", max_concurrent_bringups=3, estimates={"cold": "20m"})
+    busy_pool = nodes(PROVISIONING, 2) + nodes(COLD, 4)
+    result = run(policy, busy_pool, [job(1, size=2)])
+    assert "reserve" not in kinds(result)
+    assert "waiting for the concurrency limits" in result.notes["p"]["gang_waiting"][0]

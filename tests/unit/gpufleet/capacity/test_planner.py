@@ -221,3 +221,9 @@ def test_deterministic_same_inputs_same_actions(seed):
     assert first.actions == second.actions
     assert first.notes == second.notes
     assert first.actions, "the scenario should ask for something"
+
+
+def test_idle_nodes_a_pending_gang_will_use_are_not_parked():
+    idle = tuple(_idle(f"i{k}", 30) for k in range(3))
+    result = run(make_policy(idle_time="15m"), idle, [job(1, size=2)])
+    assert _summary(result) == [("park", ("i0",))]
