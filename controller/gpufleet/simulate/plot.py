@@ -37,7 +37,7 @@ def plot(path, runs, gpus_per_node, sweep=None, title="", footnote=""):
     axes[1].legend(loc="upper left", fontsize="small")
     _tradeoff(axes[2], runs, sweep)
     if footnote:
-        fig.text(0.01, 0.002, footnote, fontsize="x-small", ha="left", va="bottom")
+        fig.suptitle(footnote, fontsize="x-small")
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path

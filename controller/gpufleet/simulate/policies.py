@@ -49,7 +49,19 @@ def _read(path):
 
 
 def load(path, overrides=(), name=None):
-    """A PolicyRun from ``path`` with ``overrides`` ([(path_list, value)]) applied."""
+    """A PolicyRun from ``path`` with ``overrides`` ([(path_list, value)]) applied.
+
+    The planner's PolicyError (a ValueError, every bad field on its own line) becomes a
+    SimulateError with the same text, so the command line prints it and exits 1."""
+    from gpufleet.capacity.policy import PolicyError
+
+    try:
+        return _load(path, overrides, name)
+    except PolicyError as exc:
+        raise SimulateError(str(exc)) from None
+
+
+def _load(path, overrides, name):
     from gpufleet.capacity.policy import parse_policy
 
     text = _read(path)
