@@ -68,7 +68,7 @@ def tradeoff(sweep_result, targets=None):
     points = sorted(sweep_result["points"], key=lambda p: p["value"])
     if targets is None:
         base = points[0]["metrics"]["shortfall_gpu_minutes"] if points else 0.0
-        targets = sorted({round(base * f, 1) for f in DEFAULT_TARGET_FRACTIONS}, reverse=True)
+        targets = sorted({base * f for f in DEFAULT_TARGET_FRACTIONS}, reverse=True)
     out = []
     for target in targets:
         hit = next((p for p in points if p["metrics"]["shortfall_gpu_minutes"] <= target), None)

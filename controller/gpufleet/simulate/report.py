@@ -38,7 +38,7 @@ def table(runs):
 
 def tradeoff_table(field, targets):
     """``targets``: [{"target", "value", "shortfall", "idle_cost"}] from compare.tradeoff."""
-    rows = [["<= %g" % t["target"], "-" if t["value"] is None else "%g" % t["value"],
+    rows = [["<= %.1f" % t["target"], "-" if t["value"] is None else "%g" % t["value"],
              "-" if t["shortfall"] is None else "%.1f" % t["shortfall"],
              "-" if t["idle_cost"] is None else "%.1f" % t["idle_cost"]] for t in targets]
     return _render(["shortfall target GPU-min", "smallest " + field, "shortfall GPU-min", "idle-powered GPU-h"], rows)

@@ -101,3 +101,18 @@ def test_over_capacity_is_not_shortfall(fixed):
 ])
 def test_weighted_percentile(pairs, q, expected):
     assert weighted_percentile(pairs, q) == expected
+
+
+def test_tradeoff_smallest_value_per_target():
+    from gpufleet.simulate.compare import tradeoff
+
+    def point(value, shortfall, idle):
+        return {"value": value, "metrics": {"shortfall_gpu_minutes": shortfall,
+                                            "idle_powered_gpu_hours": {"idle": idle, "hot": 0.0, "provisioning": 0.0}}}
+
+    sweep = {"field": "f", "points": [point(4, 40.0, 30.0), point(0, 100.0, 10.0), point(8, 10.0, 50.0)]}
+    rows = tradeoff(sweep, [100.0, 50.0, 10.0, 5.0])
+    assert [(r["target"], r["value"], r["idle_cost"]) for r in rows] == [
+        (100.0, 0, 10.0), (50.0, 4, 30.0), (10.0, 8, 50.0), (5.0, None, None)]
+    defaults = tradeoff(sweep)                  # fractions of the smallest value's shortfall
+    assert defaults[0]["target"] == 100.0 and defaults[0]["value"] == 0
