@@ -19,8 +19,9 @@ def reactive(run, pool, singles):
     spare_incoming = max(0, view.incoming_hot - max(0, need))
     need -= view.incoming_hot
     for job in singles[len(singles) - max(0, need):]:
-        why = (f"job {job.job_id} in pool {pool} pending {_age(run, job)} ({job.reason or 'no reason'}); "
-               f"{idle} idle and {view.incoming_hot + view.resuming} on the way cannot serve it")
+        why = (f"job {job.job_id} in pool {pool} pending {_age(run, job)} "
+               f"({job.reason or 'no reason'}); {idle} idle and "
+               f"{view.incoming_hot + view.resuming} on the way cannot serve it")
         node = view.take(HOT)
         if node is not None:
             run.add("resume", pool, (node,), f"{why}: resuming hot {node} (fastest tier)",

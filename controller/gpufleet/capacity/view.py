@@ -6,7 +6,7 @@ actions in one pass and nothing in flight is started twice.
 from dataclasses import dataclass, field
 from typing import Dict, List, Set
 
-from gpufleet.capacity.model import (BRINGUP_KINDS, BUSY, COLD, HOT, IDLE, PROVISIONING,
+from gpufleet.capacity.model import (BRINGUP_KINDS, BUSY, PROVISIONING,
                                      UNAVAILABLE, WARM)
 
 __all__ = ["PoolView", "build_views"]
