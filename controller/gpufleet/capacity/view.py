@@ -59,6 +59,8 @@ def _count_in_flight(view, action):
         view.bringing.update(action.nodes)
     elif action.kind == "park":
         view.parking.update(action.nodes)
+    if action.kind == "rollback":   # released gang members on their way to warm
+        view.incoming_warm += len(action.nodes)
     if action.gang_id is not None:
         return
     if action.kind in BRINGUP_KINDS:
@@ -68,6 +70,8 @@ def _count_in_flight(view, action):
             view.incoming_hot += len(action.nodes)
     elif action.kind == "park":
         view.incoming_warm += len(action.nodes)
+    elif action.kind == "hold":
+        view.incoming_hot += len(action.nodes)
     elif action.kind == "resume":
         view.resuming += len(action.nodes)
 

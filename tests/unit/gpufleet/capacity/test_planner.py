@@ -227,3 +227,16 @@ def test_idle_nodes_a_pending_gang_will_use_are_not_parked():
     idle = tuple(_idle(f"i{k}", 30) for k in range(3))
     result = run(make_policy(idle_time="15m"), idle, [job(1, size=2)])
     assert _summary(result) == [("park", ("i0",))]
+
+
+@pytest.mark.parametrize("kind,floors,expected", [
+    ("hold", {"hot": 1}, []),                 # a hold under way fills the hot floor
+    ("rollback", {"warm": 1}, []),            # a rollback under way fills the warm floor
+    ("park", {"warm": 1}, []),
+    ("resume", {"hot": 1}, [("bringup", ("p-cold-00",))]),  # a resumed node leaves the hot tier
+])
+def test_in_flight_work_counts_toward_floors(kind, floors, expected):
+    extra = {"gang_id": "g"} if kind == "rollback" else {}
+    result = run(make_policy(floors=floors), nodes(COLD, 2) + (node("x", IDLE),),
+                 in_flight=[flight(kind, "x", **extra)])
+    assert _summary(result) == expected
