@@ -28,7 +28,8 @@ def reactive(run, pool, singles):
                     job_id=job.job_id)
             continue
         if warm_up(run, pool, why, job_id=job.job_id) is None:
-            run.note(pool, "shortfall", f"job {job.job_id}: no free node in pool {pool}")
+            cause = "concurrency limit reached" if view.startable() else "no free node"
+            run.note(pool, "shortfall", f"job {job.job_id}: {cause} in pool {pool}")
             break
     return spare_incoming
 

@@ -6,7 +6,7 @@ actions in one pass and nothing in flight is started twice.
 from dataclasses import dataclass, field
 from typing import Dict, List, Set
 
-from gpufleet.capacity.model import (BRINGUP_KINDS, BUSY, PROVISIONING,
+from gpufleet.capacity.model import (BRINGUP_KINDS, BUSY, COLD, PROVISIONING,
                                      UNAVAILABLE, WARM)
 
 __all__ = ["PoolView", "build_views"]
@@ -35,6 +35,10 @@ class PoolView:
         """Remove and return the first free node of ``tier`` (deterministic: name order)."""
         names = self.free.get(tier)
         return names.pop(0) if names else None
+
+    def startable(self):
+        """True when a free node could still be woken or brought up (limits aside)."""
+        return bool(self.free.get(WARM) or self.free.get(COLD) or self.retryable)
 
     @property
     def bounded(self):

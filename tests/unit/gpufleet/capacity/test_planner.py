@@ -266,3 +266,9 @@ def test_notes_count_supply_and_demand():
     notes = result.notes["p"]
     assert notes["supply"][BUSY] == 2 and notes["supply"][COLD] == 1
     assert notes["demand"] == {"pending_jobs": 2, "pending_gang_jobs": 1, "pending_nodes": 3}
+
+
+def test_shortfall_says_when_the_limit_held_it_back():
+    result = run(make_policy(max_concurrent_bringups=1), nodes(COLD, 3), [job(1), job(2)])
+    assert kinds(result) == ["bringup"]
+    assert "concurrency limit reached" in result.notes["p"]["shortfall"][0]
