@@ -31,10 +31,13 @@ def plan(demand, supply, policy, now, history=None):
     run = Pass(policy=policy, now=float(now), views=views, budget=Budget(policy, views))
     pending = _pending_by_pool(mapped, policy)
     floors = {name: _floors(run, name, history) for name in policy.pools}
+    # A gang's job may be held on purpose while its nodes come up (the controller's way of
+    # admitting it); held or not, a pending job keeps its gang.
+    waiting = {job.job_id: job for job in mapped.jobs if job.state == "PENDING"}
     for name in policy.pools:
         _break_fix(run, name)
     for name in policy.pools:
-        _gangs(run, name, supply, pending[name])
+        _gangs(run, name, supply, pending[name], waiting)
     spare = {name: reactive(run, name, _singles(pending[name])) for name in policy.pools}
     hot = {name: proactive(run, name, floors[name], spare[name]) for name in policy.pools}
     for name in policy.pools:
@@ -78,12 +81,11 @@ def _break_fix(run, name):
                     "to a human instead of retrying")
 
 
-def _gangs(run, name, supply, jobs):
-    by_id = {job.job_id: job for job in jobs if job.gang}
+def _gangs(run, name, supply, jobs, waiting):
     formed = set()
     for gang in sorted((g for g in supply.gangs if g.pool == name), key=lambda g: g.gang_id):
         formed.add(gang.job_id)
-        advance(run, name, gang, by_id.get(gang.job_id))
+        advance(run, name, gang, waiting.get(gang.job_id))
     view = run.views[name]
     view.idle_claimed = min(view.count(IDLE), len(_singles(jobs)))
     for job in jobs:

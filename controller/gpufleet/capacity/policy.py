@@ -6,7 +6,7 @@ error is refused whole, so nothing of a bad file is ever applied. docs/capacity.
 knob. The only I/O in the capacity package is ``load_policy`` reading the file.
 """
 import re
-from typing import Dict, List, Literal, Optional, Tuple
+from typing import Dict, Literal, Optional, Tuple
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
@@ -216,7 +216,8 @@ def parse_policy(text, source="<policy>"):
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1} column {mark.column + 1}" if mark else ""
-        raise PolicyError(source, [f"(file){where}: not valid YAML ({getattr(exc, 'problem', exc)}); "
+        problem = getattr(exc, "problem", None) or exc
+        raise PolicyError(source, [f"(file){where}: not valid YAML ({problem}); "
                                    "fix: correct the YAML syntax there"]) from None
     if not isinstance(data, dict):
         raise PolicyError(source, ["(top level): expected a mapping with version, fleet and "

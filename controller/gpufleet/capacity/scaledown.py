@@ -29,13 +29,16 @@ def scale_down(run, pool, floors, hot_have):
     view = run.views[pool]
     warm_have = view.count(WARM) + view.incoming_warm
     for node in _long_idle(run, view, settings.idle_time, view.idle_claimed):
-        why = f"{node.node} idle {ago(run.now - node.idle_since)} (idle time {ago(settings.idle_time)})"
-        to_hot = settings.park_to == "hot" or (settings.park_to == "auto" and hot_have < floors["hot"])
+        why = (f"{node.node} idle {ago(run.now - node.idle_since)} "
+               f"(idle time {ago(settings.idle_time)})")
+        to_hot = settings.park_to == "hot" or \
+            (settings.park_to == "auto" and hot_have < floors["hot"])
         if to_hot and _room(settings.ceilings.hot, hot_have):
             run.add("hold", pool, (node.node,), f"{why}; hot {hot_have} of floor {floors['hot']}: "
                     "holding it hot (drained, powered)", target_tier=HOT)
             hot_have += 1
-        elif not to_hot and _room(settings.ceilings.warm, warm_have) and run.budget.spend(pool, "park"):
+        elif not to_hot and _room(settings.ceilings.warm, warm_have) \
+                and run.budget.spend(pool, "park"):
             run.add("park", pool, (node.node,), f"{why}; hot floor {floors['hot']} met: "
                     "parking it warm (drain, power off)", target_tier=WARM)
             warm_have += 1

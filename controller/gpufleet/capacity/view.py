@@ -6,7 +6,7 @@ actions in one pass and nothing in flight is started twice.
 from dataclasses import dataclass, field
 from typing import Dict, List, Set
 
-from gpufleet.capacity.model import (BRINGUP_KINDS, BUSY, COLD, HOT, IDLE, PROVISIONING,
+from gpufleet.capacity.model import (BRINGUP_KINDS, BUSY, COLD, PROVISIONING,
                                      UNAVAILABLE, WARM)
 
 __all__ = ["PoolView", "build_views"]
@@ -36,6 +36,10 @@ class PoolView:
         names = self.free.get(tier)
         return names.pop(0) if names else None
 
+    def startable(self):
+        """True when a free node could still be woken or brought up (limits aside)."""
+        return bool(self.free.get(WARM) or self.free.get(COLD) or self.retryable)
+
     @property
     def bounded(self):
         """Node operations under way that count against the fleet's concurrency limit."""
@@ -59,6 +63,8 @@ def _count_in_flight(view, action):
         view.bringing.update(action.nodes)
     elif action.kind == "park":
         view.parking.update(action.nodes)
+    if action.kind == "rollback":   # released gang members on their way to warm
+        view.incoming_warm += len(action.nodes)
     if action.gang_id is not None:
         return
     if action.kind in BRINGUP_KINDS:
@@ -68,6 +74,8 @@ def _count_in_flight(view, action):
             view.incoming_hot += len(action.nodes)
     elif action.kind == "park":
         view.incoming_warm += len(action.nodes)
+    elif action.kind == "hold":
+        view.incoming_hot += len(action.nodes)
     elif action.kind == "resume":
         view.resuming += len(action.nodes)
 

@@ -172,3 +172,15 @@ def test_gang_waits_rather_than_hoard_nodes_it_cannot_start():
     result = run(policy, busy_pool, [job(1, size=2)])
     assert "reserve" not in kinds(result)
     assert "waiting for the concurrency limits" in result.notes["p"]["gang_waiting"][0]
+
+
+def test_a_held_gang_job_keeps_its_gang():
+    member_nodes = _members(2)
+    result = run(POLICY, member_nodes, [job(1, size=2, reason="JobHeldAdmin")],
+                 gangs=[gang("g", 1, [n.node for n in member_nodes])])
+    assert kinds(result) == ["admit"]
+
+
+def test_a_held_gang_job_gets_no_new_gang():
+    result = run(POLICY, nodes(HOT, 2), [job(1, size=2, reason="JobHeldUser")])
+    assert result.actions == ()

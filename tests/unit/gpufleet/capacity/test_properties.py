@@ -82,6 +82,8 @@ def _check_gangs(result, by_name, jobs, gangs):
             taken |= set(action.nodes)
             members[action.gang_id] = action.nodes
             assert len(action.nodes) == sizes[action.job_id]
+    ended = Counter(a.gang_id for a in result.actions if a.kind in ("admit", "rollback"))
+    assert all(count == 1 for count in ended.values()), "a gang ends once: admit or rollback"
     for action in result.actions:
         if action.kind != "admit":
             continue
