@@ -32,16 +32,20 @@ def simulate(args):
     """Run everything the arguments ask for; returns the JSON document."""
     from gpufleet.simulate import compare, latency, trace as traces
 
-    trace = traces.select(traces.read_trace(args.trace, args.format, args.gpus_per_node or 8, args.pool),
-                          _when(args.start), _when(args.end), args.scale)
+    raw = traces.read_trace(args.trace, args.format, args.gpus_per_node or 8, args.pool)
+    trace = traces.select(raw, _when(args.start), _when(args.end), args.scale)
+    # Demand before --from is the history the controller would have recorded: the forecast's lookback.
+    prior = [(t, round((g + s) * args.scale)) for t, g, s in zip(raw.times, raw.gang_gpus, raw.small_gpus)
+             if t < trace.times[0]]
     latency.load_latency(args.latency)              # fail early on a bad latency file
     factory = lambda: latency.load_latency(args.latency)  # noqa: E731  (same seed per run)
     options = dict(gpus_per_node=args.gpus_per_node, pool=args.pool, initial_tier=args.initial_tier,
-                   interval=args.interval)
+                   interval=args.interval, prior=prior)
     results = [compare.run_policy(trace, run, factory, args.nodes, **options) for run in _runs(args)]
     document = {
         "trace": {"source": trace.source, "format": trace.fmt, "samples": len(trace), "step_s": trace.step,
-                  "from": trace.times[0], "to": trace.times[-1] + trace.step, "scale": args.scale},
+                  "from": trace.times[0], "to": trace.times[-1] + trace.step, "scale": args.scale,
+                  "prior_samples": len(prior)},
         "nodes": args.nodes, "latency": factory().describe(),
         "runs": [{k: v for k, v in r.items() if k != "series"} for r in results],
     }

@@ -67,3 +67,13 @@ def test_gpus_per_node_must_match_the_pool(files, capsys):
     _, trace, policy, _ = files
     assert main(["simulate", "--trace", trace, "--policy", policy, "--nodes", "4", "--gpus-per-node", "4"]) == 1
     assert "pools.gpu.gpus_per_node (8)" in capsys.readouterr().err
+
+
+def test_demand_before_from_is_the_forecast_history(files):
+    _, trace, policy, _ = files
+    import argparse
+    from gpufleet.commands.simulate import register, simulate
+    parser = argparse.ArgumentParser()
+    register(parser)
+    doc, results, _ = simulate(parser.parse_args(["--trace", trace, "--policy", policy, "--nodes", "6", "--from", "600"]))
+    assert doc["trace"]["prior_samples"] == 10 and doc["trace"]["samples"] == 50
