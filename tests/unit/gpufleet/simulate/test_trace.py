@@ -1,6 +1,5 @@
 """Trace readers: the four formats, detection, selection, and errors that name the line."""
 import os
-import sqlite3
 
 import pytest
 
@@ -44,17 +43,17 @@ def test_node_series_and_gpu_series(tmp_path):
 
 
 def test_ledger_demand_history(tmp_path):
+    from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.decisions import record_demand
+    from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger import Ledger
+
     path = str(tmp_path / "ledger.db")
-    conn = sqlite3.connect(path)
-    conn.execute("CREATE TABLE demand_history (pool TEXT, minute INTEGER, gpus_running INTEGER, gpus_pending INTEGER, "
-                 "gpus_pending_capacity INTEGER, recorded_at REAL, PRIMARY KEY (pool, minute))")
-    conn.executemany("INSERT INTO demand_history VALUES (?,?,?,?,?,0)",
-                     [("a", 60, 8, 0, 0), ("a", 120, 8, 8, 8), ("b", 60, 1, 0, 0)])
-    conn.commit()
-    conn.close()
+    ledger = Ledger(path)
+    for pool, minute, running, pending in (("a", 60, 8, 0), ("a", 120, 8, 8), ("b", 60, 1, 0)):
+        record_demand(ledger, pool, minute, running, pending, pending)
+    ledger.close()
     assert detect(path) == "ledger"
     trace = read_trace(path, pool="a")
-    assert trace.times == (60.0, 120.0) and trace.small_gpus == (8, 16)
+    assert trace.times == (60.0, 120.0) and trace.small_gpus == (8, 16) and trace.gang_gpus == (0, 0)
     with pytest.raises(TraceError, match="name one with --pool"):
         read_trace(path)
     with pytest.raises(TraceError, match="pool 'c' has no demand_history"):
