@@ -26,8 +26,8 @@ __all__ = ["plan"]
 def plan(demand, supply, policy, now, history=None):
     """Decide this pass's actions. ``history``: {pool: DemandSample sequence sorted by minute}
     for the forecast (None: no forecast input)."""
-    mapped = map_jobs(demand, policy, supply)
     views = build_views(policy, supply)
+    mapped = map_jobs(demand, policy, supply, {name: v.members for name, v in views.items()})
     run = Pass(policy=policy, now=float(now), views=views, budget=Budget(policy, views))
     pending = _pending_by_pool(mapped, policy)
     floors = {name: _floors(run, name, history) for name in policy.pools}
