@@ -117,7 +117,7 @@ class Gang:
 class Supply:
     """Every node of every pool, the work under way and the gangs in progress."""
     nodes: Tuple[NodeView, ...] = ()
-    in_flight: Tuple["Action", ...] = ()   # actions started and not finished (counted, not repeated)
+    in_flight: Tuple["Action", ...] = ()   # actions started, not finished (counted, not repeated)
     gangs: Tuple[Gang, ...] = ()           # gangs reserved and neither admitted nor rolled back
 
 
