@@ -48,6 +48,8 @@ def member_counts(supply):
 
 
 def _unservable_reason(job, name, pool, members):
+    if job.nodes < 1:
+        return f"asks for {job.nodes} nodes; a job needs at least 1"
     if job.gpus_per_node > pool.gpus_per_node:
         return (f"asks for {job.gpus_per_node} GPUs per node; pool {name} nodes have "
                 f"{pool.gpus_per_node}")

@@ -11,7 +11,7 @@ __all__ = [
     "Job", "NodeView", "Demand", "Supply", "Action", "Plan", "Gang", "GangMember",
     "DemandSample",
     "TIERS", "BUSY", "IDLE", "HOT", "WARM", "COLD", "UNAVAILABLE", "PROVISIONING",
-    "ACTION_KINDS", "BRINGUP_KINDS", "BOUNDED_KINDS",
+    "ACTION_KINDS", "BRINGUP_KINDS", "BOUNDED_KINDS", "PlanInputError",
 ]
 
 # Warmth tiers, fastest first (docs/capacity.md). PROVISIONING: on its way (imaging,
@@ -48,6 +48,11 @@ ACTION_KINDS = (
 # they release or record, and blocking them would strand nodes.
 BRINGUP_KINDS = ("bringup", "wake")
 BOUNDED_KINDS = ("bringup", "wake", "park")
+
+
+class PlanInputError(ValueError):
+    """The planner's inputs contradict themselves (a node listed twice, an unknown tier): the
+    caller built them wrong, so nothing is planned rather than planning on a guess."""
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Dict, List, Set
 
-from gpufleet.capacity.model import (BRINGUP_KINDS, BUSY, COLD, PROVISIONING,
-                                     UNAVAILABLE, WARM)
+from gpufleet.capacity.model import (BRINGUP_KINDS, BUSY, COLD, PROVISIONING, TIERS,
+                                     UNAVAILABLE, WARM, PlanInputError)
 
 __all__ = ["PoolView", "build_views"]
 
@@ -91,7 +91,9 @@ def build_views(policy, supply):
     for action in supply.in_flight:
         if action.pool in views:
             _count_in_flight(views[action.pool], action)
+    seen = set()
     for node in sorted(supply.nodes, key=attrgetter("node")):
+        _check(node, seen)
         view = views.get(node.pool)
         if view is None:
             continue
@@ -104,6 +106,16 @@ def build_views(policy, supply):
             _provisioning(view, node)
         _bucket(view, node)
     return views
+
+
+def _check(node, seen):
+    if node.node in seen:
+        raise PlanInputError(f"node {node.node} is in the supply twice; fix: give the planner "
+                             "one NodeView per node")
+    if node.tier not in TIERS:
+        raise PlanInputError(f"node {node.node} has tier {node.tier!r}; fix: use one of "
+                             f"{', '.join(TIERS)} (gpufleet.capacity.tiers.classify)")
+    seen.add(node.node)
 
 
 def _provisioning(view, node):
