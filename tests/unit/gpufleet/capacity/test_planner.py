@@ -289,3 +289,15 @@ def test_a_job_asking_for_no_nodes_is_unservable():
     result = run(make_policy(), nodes(COLD, 2), [job(1, size=0)])
     assert result.actions == ()
     assert "at least 1" in result.notes["unservable"][0]["reason"]
+
+
+def test_holding_an_idle_node_spares_a_wake():
+    result = run(make_policy(idle_time="15m", floors={"hot": 1}),
+                 (_idle("a", 20),) + nodes(WARM, 2))
+    assert _summary(result) == [("hold", ("a",))]
+
+
+def test_parked_idle_node_counts_toward_the_warm_floor():
+    result = run(make_policy(idle_time="15m", floors={"warm": 1}),
+                 (_idle("a", 20),) + nodes(COLD, 2))
+    assert _summary(result) == [("park", ("a",))]
