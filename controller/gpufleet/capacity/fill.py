@@ -38,13 +38,14 @@ def _age(run, job):
     return ago(run.now - job.submit_time) if job.submit_time else "for an unknown time"
 
 
-def proactive(run, pool, floors, spare_incoming):
+def proactive(run, pool, floors, hot_have, warm_coming):
     """Fill the hot floor (wake, then bring up), then the warm floor (bring up, then park).
-    Returns the hot nodes the pool has or has on the way, for scale-down."""
+    ``hot_have``: hot nodes had or on the way; ``warm_coming``: nodes on their way to warm
+    (the warm ones are counted after the hot floor took its wakes). Returns both after."""
     view = run.views[pool]
-    hot_have = _fill(run, pool, floors, HOT, view.count(HOT) + spare_incoming)
-    _fill(run, pool, floors, WARM, view.count(WARM) + view.incoming_warm)
-    return hot_have
+    hot_have = _fill(run, pool, floors, HOT, hot_have)
+    warm_have = _fill(run, pool, floors, WARM, view.count(WARM) + warm_coming)
+    return hot_have, warm_have - view.count(WARM)
 
 
 def _fill(run, pool, floors, tier, have):

@@ -7,8 +7,10 @@ fleet's concurrency budget goes to the most urgent work first:
 1. break_fix for nodes that failed ``failures_before_break_fix`` times in a row;
 2. gangs in progress (admit, substitute, start, roll back), then new gangs (reserve);
 3. reactive: pending single-node jobs idle nodes cannot serve;
-4. proactive: the hot and warm floors in force (base, schedule, forecast);
-5. scale-down: long-idle joined nodes held or parked, surplus hot nodes parked.
+4. scale-down of long-idle joined nodes (held hot or parked warm), before the floors so a
+   held node spares a wake;
+5. proactive: the hot and warm floors in force (base, schedule, forecast);
+6. surplus hot nodes (above the floor and unused, or above the ceiling) parked.
 """
 from gpufleet.capacity.budget import Budget
 from gpufleet.capacity.demand import map_jobs
@@ -16,8 +18,8 @@ from gpufleet.capacity.emit import Pass
 from gpufleet.capacity.fill import proactive, reactive
 from gpufleet.capacity.floors import floors_at
 from gpufleet.capacity.gang import advance, form
-from gpufleet.capacity.model import BUSY, IDLE, TIERS, Plan
-from gpufleet.capacity.scaledown import scale_down
+from gpufleet.capacity.model import BUSY, HOT, IDLE, TIERS, Plan
+from gpufleet.capacity.scaledown import park_surplus_hot, release_idle
 from gpufleet.capacity.view import build_views
 
 __all__ = ["plan"]
@@ -26,8 +28,8 @@ __all__ = ["plan"]
 def plan(demand, supply, policy, now, history=None):
     """Decide this pass's actions. ``history``: {pool: DemandSample sequence sorted by minute}
     for the forecast (None: no forecast input)."""
-    mapped = map_jobs(demand, policy, supply)
     views = build_views(policy, supply)
+    mapped = map_jobs(demand, policy, supply, {name: v.members for name, v in views.items()})
     run = Pass(policy=policy, now=float(now), views=views, budget=Budget(policy, views))
     pending = _pending_by_pool(mapped, policy)
     floors = {name: _floors(run, name, history) for name in policy.pools}
@@ -38,10 +40,13 @@ def plan(demand, supply, policy, now, history=None):
         _break_fix(run, name)
     for name in policy.pools:
         _gangs(run, name, supply, pending[name], waiting)
-    spare = {name: reactive(run, name, _singles(pending[name])) for name in policy.pools}
-    hot = {name: proactive(run, name, floors[name], spare[name]) for name in policy.pools}
+    have = {name: _after_reactive(run, name, _singles(pending[name])) for name in policy.pools}
     for name in policy.pools:
-        scale_down(run, name, floors[name], hot[name])
+        have[name] = release_idle(run, name, floors[name], *have[name])
+    for name in policy.pools:
+        have[name] = proactive(run, name, floors[name], *have[name])
+    for name in policy.pools:
+        park_surplus_hot(run, name, floors[name], *have[name])
     for name in policy.pools:
         _summarise(run, name, pending[name])
     run.notes["unservable"] = [{"job_id": job.job_id, "reason": reason}
@@ -54,6 +59,14 @@ def _pending_by_pool(mapped, policy):
     for job in mapped.pending_all():
         pending[job.pool].append(job)
     return pending
+
+
+def _after_reactive(run, name, singles):
+    """Serve pending single-node jobs -> (hot nodes had or on the way, nodes on their way to
+    warm)."""
+    spare_incoming = reactive(run, name, singles)
+    view = run.views[name]
+    return view.count(HOT) + spare_incoming, view.incoming_warm
 
 
 def _singles(jobs):

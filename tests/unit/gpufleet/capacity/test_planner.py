@@ -3,7 +3,8 @@ import random
 
 import pytest
 
-from gpufleet.capacity.model import BUSY, COLD, HOT, IDLE, PROVISIONING, UNAVAILABLE, WARM
+from gpufleet.capacity.model import (BUSY, COLD, HOT, IDLE, PROVISIONING, UNAVAILABLE, WARM,
+                                     NodeView, PlanInputError)
 
 from tests.unit.gpufleet.capacity.fleet_factory import (NOW, by_kind, flight, job, kinds,
                                                         make_policy, node, nodes, run)
@@ -272,3 +273,31 @@ def test_shortfall_says_when_the_limit_held_it_back():
     result = run(make_policy(max_concurrent_bringups=1), nodes(COLD, 3), [job(1), job(2)])
     assert kinds(result) == ["bringup"]
     assert "concurrency limit reached" in result.notes["p"]["shortfall"][0]
+
+
+@pytest.mark.parametrize("node_list,words", [
+    (nodes(COLD, 1) + nodes(COLD, 1), "is in the supply twice"),
+    ((NodeView("x", "p", "lukewarm", "enrolled"),), "tier 'lukewarm'"),
+])
+def test_contradictory_inputs_are_refused(node_list, words):
+    with pytest.raises(PlanInputError) as caught:
+        run(make_policy(), node_list)
+    assert words in str(caught.value) and "fix:" in str(caught.value)
+
+
+def test_a_job_asking_for_no_nodes_is_unservable():
+    result = run(make_policy(), nodes(COLD, 2), [job(1, size=0)])
+    assert result.actions == ()
+    assert "at least 1" in result.notes["unservable"][0]["reason"]
+
+
+def test_holding_an_idle_node_spares_a_wake():
+    result = run(make_policy(idle_time="15m", floors={"hot": 1}),
+                 (_idle("a", 20),) + nodes(WARM, 2))
+    assert _summary(result) == [("hold", ("a",))]
+
+
+def test_parked_idle_node_counts_toward_the_warm_floor():
+    result = run(make_policy(idle_time="15m", floors={"warm": 1}),
+                 (_idle("a", 20),) + nodes(COLD, 2))
+    assert _summary(result) == [("park", ("a",))]
