@@ -54,7 +54,8 @@ def simulate(args):
     sweep = None
     if args.sweep:
         field, values = compare.parse_sweep(args.sweep)
-        sweep = compare.sweep(trace, args.policy, field, values, factory, args.nodes, **options)
+        sweep = compare.sweep(trace, args.policy, field, values, factory, args.nodes, overrides=_overrides(args.set),
+                              **options)
         document["sweep"] = sweep
         document["tradeoff"] = compare.tradeoff(sweep, args.targets)
     return document, results, sweep

@@ -53,11 +53,11 @@ def parse_sweep(text):
     return field.strip().split("."), sorted(set(values))
 
 
-def sweep(trace, policy_path, field, values, latency_factory, nodes, **options):
-    """One run per value of ``field``; returns {"field", "points": [{"value", "metrics"}]}."""
+def sweep(trace, policy_path, field, values, latency_factory, nodes, overrides=(), **options):
+    """One run per value of ``field`` (after ``overrides``); returns {"field", "points": [{"value", "metrics"}]}."""
     points = []
     for value in values:
-        run = policies.load(policy_path, [(field, value)])
+        run = policies.load(policy_path, list(overrides) + [(field, value)])
         result = run_policy(trace, run, latency_factory, nodes, **options)
         points.append({"value": value, "metrics": result["metrics"]})
     return {"field": ".".join(field), "policy": policy_path, "points": points}

@@ -31,7 +31,8 @@ def test_table_json_plot_and_sweep(files, capsys):
     tmp, trace, policy, latency = files
     out_json, out_png = str(tmp / "r.json"), str(tmp / "r.png")
     rc = main(["simulate", "--trace", trace, "--policy", policy, "--latency", latency, "--nodes", "6",
-               "--sweep", "pools.gpu.floors.hot=0:2:1", "--targets", "1000,0", "--json", out_json, "--plot", out_png])
+               "--sweep", "pools.gpu.floors.hot=0:2:1", "--targets", "1000,0", "--json", out_json, "--plot", out_png,
+               "--set", "pools.gpu.idle_time=30m"])
     assert rc == 0
     text = capsys.readouterr().out
     assert text.splitlines()[0].startswith("policy") and "floors" in text and "smallest pools.gpu.floors.hot" in text
@@ -40,6 +41,7 @@ def test_table_json_plot_and_sweep(files, capsys):
     assert [p["value"] for p in doc["sweep"]["points"]] == [0, 1, 2]
     assert [t["target"] for t in doc["tradeoff"]] == [1000.0, 0.0]
     assert doc["runs"][0]["metrics"]["partial_starts"] == 0
+    assert doc["runs"][0]["overrides"] == {"pools.gpu.idle_time": "30m"}
     # A shortfall target met by a swept value names the smallest such value.
     met = [p["value"] for p in doc["sweep"]["points"] if p["metrics"]["shortfall_gpu_minutes"] <= 1000.0]
     assert doc["tradeoff"][0]["value"] == (min(met) if met else None)
