@@ -13,7 +13,8 @@ wake = warm (+ regate when the node's gate is stale), resume/admit = hot.
 - A gate run (bring-up, re-gating wake) fails with probability ``gate_failure``: the node is
   unavailable (``failed``, consecutive failures + 1) and comes back cold after ``recycle``;
   the planner sees it and picks a spare, as it does in the controller.
-- ``hold``, ``park``, ``rollback`` and ``break_fix`` take effect at once.
+- ``hold``, ``park``, ``rollback`` and ``break_fix`` take effect at once; a rollback releases
+  every member of its gang and moves the nodes it names (possibly none) to its target tier.
 """
 from gpufleet.capacity import model
 from gpufleet.capacity.tiers import gate_valid
@@ -43,8 +44,11 @@ def apply(sim, action, now):
         sim.metrics.refuse(action, "unknown kind (allowed: %s)" % ", ".join(model.ACTION_KINDS))
         return False
     nodes = [sim.fleet.by_name.get(name) for name in action.nodes]
-    if None in nodes or not nodes:
+    if None in nodes:
         sim.metrics.refuse(action, "node not in the pool")
+        return False
+    if not nodes and action.kind != "rollback":     # a rollback may only release its members
+        sim.metrics.refuse(action, "names no node")
         return False
     if any(node.view_tier not in SOURCES[action.kind] for node in nodes):
         sim.metrics.refuse(action, "node tier not in %s" % "/".join(SOURCES[action.kind]))
@@ -145,6 +149,11 @@ def _to_warm(sim, node, now):
 
 
 def _rollback(sim, action, nodes, now):
+    # The gang ends: every member is released (its gang id cleared, as the ledger releases a
+    # gang); the nodes the action names (hot or on their way) also go to the target tier.
+    for node in sim.fleet.nodes:
+        if node.gang_id is not None and node.gang_id == action.gang_id and node.tier != model.BUSY:
+            _member(sim, node, None)
     target = action.target_tier or model.WARM
     for node in nodes:
         if target == model.HOT and node.tier in (model.HOT, model.IDLE):

@@ -84,3 +84,20 @@ def test_park_counts_a_power_cycle():
     m = sim.run()
     assert m["power_offs"] == 1
     assert m["power_cycles_per_node_day"] == pytest.approx(0.5)      # 1 power-off / 2 nodes / 1 day
+
+
+def test_rollback_releases_every_member_and_parks_only_the_named():
+    from gpufleet.capacity.model import Action as A
+    script = {0.0: [A("reserve", "p", ("p-1", "p-2"), "t", gang_id="g1", job_id="x")],
+              60.0: [A("rollback", "p", ("p-1",), "t", gang_id="g1", target_tier="warm")]}
+    sim = _sim(_trace([0, 0, 0]), script)
+    sim.fleet.set_tier(sim.fleet.by_name["p-1"], "hot", 0.0)
+    m = sim.run()
+    one, two = sim.fleet.by_name["p-1"], sim.fleet.by_name["p-2"]
+    assert (one.tier, one.gang_id, two.tier, two.gang_id) == ("warm", None, "warm", None)
+    assert m["power_offs"] == 1 and m["refused_actions"] == {}
+    # A rollback naming no node only releases; any other kind naming none is refused.
+    sim = _sim(_trace([0, 0]), {0.0: [A("reserve", "p", ("p-2",), "t", gang_id="g2", job_id="y"),
+                                      A("rollback", "p", (), "t", gang_id="g2"), A("wake", "p", (), "t")]})
+    m = sim.run()
+    assert sim.fleet.by_name["p-2"].gang_id is None and m["refused_actions"] == {"wake: names no node": 1}
