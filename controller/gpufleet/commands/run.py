@@ -11,6 +11,7 @@ import time
 import yaml
 
 from gpufleet.collection import collections_path, repo_path
+from gpufleet.runner_artifacts import scrub_artifacts
 
 NAME = "run"
 HELP = "run a lifecycle playbook with live per-node progress and write the report"
@@ -136,7 +137,8 @@ def run(args, out=sys.stdout):
     result = ansible_runner.run(
         private_data_dir=private, playbook=playbook, inventory=inventory, extravars=extra,
         cmdline=cmdline or None, limit=args.limit, quiet=True, event_handler=progress,
-        envvars=_runner_env())
+        envvars=_runner_env(), status_handler=lambda _status, **_kw: scrub_artifacts(private))
+    scrub_artifacts(private)
     out.write(progress.summary() + "\n")
     out.write("playbook %s (rc=%s); ansible output: %s\n" % (result.status, result.rc, os.path.join(private, "artifacts")))
     return result.rc, run_id, _merged_vars(files, extra)
