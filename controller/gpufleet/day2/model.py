@@ -13,12 +13,14 @@ SEVERITY = {
     "bmc_health": 2,
     "health_check": 2,
     "slurm_drain": 3,
+    "renewal": 10,     # routine re-validation: after every fault
 }
+_UNKNOWN = 4           # after every known fault, still ahead of routine renewal
 
 
 def severity_of(kind):
-    """Unknown kinds sort last, after every known one (never ahead of a real fault)."""
-    return SEVERITY.get(kind, max(SEVERITY.values()) + 1)
+    """Unknown kinds sort after every known fault and before renewal."""
+    return SEVERITY.get(kind, _UNKNOWN)
 
 
 @dataclass(frozen=True)

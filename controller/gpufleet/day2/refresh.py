@@ -1,6 +1,6 @@
 """Refresh rollout: move a pool to a new image version (or gate profile), canaries first.
 
-``plan_refresh(rollout, nodes, results, jobs, rules, room, now)`` is one pass:
+``plan_refresh(rollout, nodes, results, jobs, rules, room)`` is one pass:
 1. no canaries chosen yet: pick ``rules.canaries`` free nodes (by name) and refresh them;
 2. canary gate failures above ``rules.max_canary_failures``: halt, redeploy the previous
    version on every canary that left it; no other node is touched;
@@ -44,7 +44,7 @@ def _busy_nodes(jobs):
     return {n for job in jobs if job.state == "RUNNING" for n in job.nodes_assigned}
 
 
-def plan_refresh(rollout, nodes, results, jobs, rules, room, now):
+def plan_refresh(rollout, nodes, results, jobs, rules, room):
     """nodes: the pool's NodeViews; results: {node: True/False} gate results on the target
     version (absent: pending); jobs: running Jobs; rules: day2.refresh; room: budget left.
 

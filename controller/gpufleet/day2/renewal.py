@@ -6,12 +6,9 @@ from dataclasses import dataclass
 from typing import Tuple
 
 from gpufleet.capacity.model import BUSY, HOT, IDLE
+from gpufleet.day2.model import severity_of
 
 __all__ = ["Due", "due_for_renewal"]
-
-# Renewal is the least urgent day-2 work: it sorts after every health signal.
-RENEWAL_SEVERITY = 10
-
 
 @dataclass(frozen=True)
 class Due:
@@ -21,6 +18,7 @@ class Due:
     reason: str
     since: float       # when it became due (for the budget's longest-waiting order)
     idle: bool         # False: due but busy, waits for idle
+    severity: int = severity_of("renewal")   # for gpufleet.day2.budget: after every fault
 
 
 def _why(node, pool_policy, now, joined_at):

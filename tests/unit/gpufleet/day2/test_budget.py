@@ -4,6 +4,7 @@ import itertools
 import pytest
 
 from gpufleet.day2.budget import Candidate, allowed, select
+from gpufleet.day2.model import severity_of
 
 
 @pytest.mark.parametrize("budget,size,expected", [
@@ -49,3 +50,11 @@ def test_pools_are_separate_and_unknown_pool_is_held():
     reasons = {c.node: why for c, why in sel.held}
     assert "no disruption budget" in reasons["x-00"]
     assert "is spent" in reasons["p-01"]
+
+
+def test_renewal_never_goes_ahead_of_a_fault():
+    cands = [Candidate("old", "p", severity_of("renewal"), 0.0),
+             Candidate("odd", "p", severity_of("some_new_kind"), 50.0),
+             Candidate("sick", "p", severity_of("slurm_drain"), 99.0)]
+    sel = select(cands, {"p": 2}, {"p": 10}, {})
+    assert [c.node for c in sel.start] == ["sick", "odd"]

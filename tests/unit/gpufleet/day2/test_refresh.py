@@ -5,7 +5,6 @@ from gpufleet.capacity.model import BUSY, IDLE, Job, NodeView
 from gpufleet.capacity.policy import Refresh
 from gpufleet.day2.refresh import Rollout, mixed_jobs, plan_refresh
 
-NOW = 1_800_000_000.0
 OLD, NEW = "img-1", "img-2"
 
 
@@ -24,15 +23,15 @@ def _apply(versions, step):
 def test_canaries_first_then_batches_within_budget_until_done():
     versions = {f"n{i}": OLD for i in range(7)}
     rollout, rules = Rollout("p", NEW, OLD), Refresh(canaries=2)
-    rollout, step = plan_refresh(rollout, _pool(versions), {}, [], rules, room=3, now=NOW)
+    rollout, step = plan_refresh(rollout, _pool(versions), {}, [], rules, room=3)
     assert (step.kind, step.nodes) == ("refresh", ("n0", "n1"))
     _apply(versions, step)
-    rollout, step = plan_refresh(rollout, _pool(versions), {"n0": True}, [], rules, 3, NOW)
+    rollout, step = plan_refresh(rollout, _pool(versions), {"n0": True}, [], rules, 3)
     assert step.kind == "wait" and step.nodes == ("n1",)
     results = {"n0": True, "n1": True}
     sizes = []
     while True:
-        rollout, step = plan_refresh(rollout, _pool(versions), results, [], rules, 3, NOW)
+        rollout, step = plan_refresh(rollout, _pool(versions), results, [], rules, 3)
         if step.kind == "done":
             break
         assert step.kind == "refresh" and len(step.nodes) <= 3
@@ -51,9 +50,9 @@ def test_canary_failure_halts_and_leaves_every_other_node_old(canaries, threshol
                                                               halts):
     versions = {f"n{i}": OLD for i in range(6)}
     rules = Refresh(canaries=canaries, max_canary_failures=threshold)
-    rollout, step = plan_refresh(Rollout("p", NEW, OLD), _pool(versions), {}, [], rules, 6, NOW)
+    rollout, step = plan_refresh(Rollout("p", NEW, OLD), _pool(versions), {}, [], rules, 6)
     _apply(versions, step)
-    rollout, step = plan_refresh(rollout, _pool(versions), results, [], rules, 6, NOW)
+    rollout, step = plan_refresh(rollout, _pool(versions), results, [], rules, 6)
     assert rollout.halted is halts
     if not halts:
         return
@@ -61,7 +60,7 @@ def test_canary_failure_halts_and_leaves_every_other_node_old(canaries, threshol
     assert set(step.nodes) == set(rollout.canaries)
     _apply(versions, step)
     # halted stays halted whatever comes next, and nothing is on the new version
-    rollout, step = plan_refresh(rollout, _pool(versions), {}, [], rules, 6, NOW)
+    rollout, step = plan_refresh(rollout, _pool(versions), {}, [], rules, 6)
     assert step.kind == "halted" and set(versions.values()) == {OLD}
 
 
@@ -72,23 +71,23 @@ def test_no_job_spans_two_versions():
     rollout = Rollout("p", NEW, OLD)
     results = {}
     for _ in range(10):
-        rollout, step = plan_refresh(rollout, _pool(versions), results, running, rules, 6, NOW)
+        rollout, step = plan_refresh(rollout, _pool(versions), results, running, rules, 6)
         _apply(versions, step)
         results.update({n: True for n in step.nodes if step.kind == "refresh"})
         assert mixed_jobs(running, versions) == ()
     assert [versions[n] for n in ("n1", "n2", "n3")] == [OLD] * 3
     assert step.kind == "wait"
     # the job ends: the rest follows
-    rollout, step = plan_refresh(rollout, _pool(versions), results, [], rules, 6, NOW)
+    rollout, step = plan_refresh(rollout, _pool(versions), results, [], rules, 6)
     assert step.nodes == ("n1", "n2", "n3")
 
 
 def test_busy_node_is_never_a_canary_and_no_budget_means_wait():
     versions = {"n0": OLD, "n1": OLD}
     rollout, step = plan_refresh(Rollout("p", NEW, OLD), _pool(versions, busy=("n0",)), {},
-                                 [], Refresh(), 1, NOW)
+                                 [], Refresh(), 1)
     assert step.nodes == ("n1",)
-    _, step = plan_refresh(Rollout("p", NEW, OLD), _pool(versions), {}, [], Refresh(), 0, NOW)
+    _, step = plan_refresh(Rollout("p", NEW, OLD), _pool(versions), {}, [], Refresh(), 0)
     assert step.kind == "wait"
 
 
