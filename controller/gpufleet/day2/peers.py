@@ -5,7 +5,7 @@ peers are given. Known-good: gate still valid and free (hot first - held, runnin
 then idle joined, which the controller drains first), same rack preferred, then by name.
 """
 from dataclasses import dataclass
-from typing import Optional, Tuple
+from typing import Tuple
 
 from gpufleet.capacity.model import HOT, IDLE
 

@@ -3,12 +3,12 @@ that have been joined longer than ``day2.renewal_max_age`` - only while idle (jo
 running nothing, or hot), and within the disruption budget (gpufleet.day2.budget).
 """
 from dataclasses import dataclass
-from typing import Tuple
 
 from gpufleet.capacity.model import BUSY, HOT, IDLE
 from gpufleet.day2.model import severity_of
 
 __all__ = ["Due", "due_for_renewal"]
+
 
 @dataclass(frozen=True)
 class Due:
