@@ -90,9 +90,9 @@ def test_concurrent_bringups_with_kills_power_loss_and_corrupted_media(lab):
     assert_ledger_sound()
 
 
-def _gang(gang_id, fault):
+def _gang(gang_id, fault, rack="rack_r1"):
     proc = lf.start_run(gang_id, "gang", "-e", "gpufleet_gang_id=" + gang_id, "-e", "gpufleet_gang_size=2",
-                        "-e", "gpufleet_gang_sku=lab", "-e", "gpufleet_targets=rack_r1",
+                        "-e", "gpufleet_gang_sku=lab", "-e", "gpufleet_targets=" + rack,
                         "-e", "gpufleet_gang_smoke_timeout=60")
     assert lf.wait_for(lambda: lf.gang_status(gang_id) == "admitting", proc, time.time() + 1500), \
         "gang %s never reached admission: %s" % (gang_id, lf.states())
@@ -111,14 +111,17 @@ def test_gang_member_slurmd_dies_during_admission_rolls_back_and_deletes_the_res
 
 
 def test_slurmctld_restarted_during_admission_ends_admitted_or_rolled_back_never_half(lab):
-    rc = _gang("fault-gang-ctld", lambda: lf.docker("restart", lf.SLURMCTLD, check=True))
+    """On rack_r2's free nodes: lab-r1n4's killed slurmd (above) leaves it unable to re-register."""
+    rc = _gang("fault-gang-ctld", lambda: lf.docker("restart", lf.SLURMCTLD, check=True), rack="rack_r2")
     status = lf.gang_status("fault-gang-ctld")
+    members = [r[0] for r in lf.query("SELECT node FROM gang_members WHERE gang_id = 'fault-gang-ctld'")]
+    assert len(members) == 2, members
     if status == "admitted":
-        assert rc == 0 and "fault-gang-ctld" in lf.reservations() and sorted(lf.resumed(GANG)) == GANG
-        assert [lf.states()[n] for n in GANG] == ["joined", "joined"]
+        assert rc == 0 and "fault-gang-ctld" in lf.reservations() and sorted(lf.resumed(members)) == sorted(members)
+        assert [lf.states()[n] for n in members] == ["joined", "joined"]
     else:
         assert rc != 0 and status == "rolled_back", (rc, status)
-        assert "fault-gang-ctld" not in lf.reservations() and lf.resumed(GANG) == []
+        assert "fault-gang-ctld" not in lf.reservations() and lf.resumed(members) == []
     assert_ledger_sound()
 
 
