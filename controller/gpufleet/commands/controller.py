@@ -93,9 +93,9 @@ def cmd_status(args):
     from gpufleet.controller import records, status
 
     reconciler = build(args)
-    jobs, nodes = reconciler.read_world()
     now = reconciler.clock()
-    print(status.render_status(nodes, jobs, records.open_decisions(reconciler.ledger),
+    world = reconciler.read_world(now)
+    print(status.render_status(world, records.open_decisions(reconciler.ledger),
                                records.decisions(reconciler.ledger, limit=args.last),
                                records.lease_holder(reconciler.ledger, now)))
     return 0

@@ -10,10 +10,17 @@ from gpufleet.controller import records, supply
 from gpufleet.controller.errors import ControllerError, LeaseHeld
 from gpufleet.controller.journal import Journal
 
-__all__ = ["Reconciler", "PassResult"]
+__all__ = ["Reconciler", "PassResult", "World"]
 
 # Actions that change only the ledger: done inline, inside the pass.
 _LEDGER_ONLY = ("break_fix",)
+
+
+class World:
+    """What one pass read: Slurm's jobs, the same with pools, unservable (job, why), node views."""
+
+    def __init__(self, raw, jobs, unservable, nodes):
+        self.raw, self.jobs, self.unservable, self.nodes = raw, jobs, unservable, nodes
 
 
 class PassResult:
@@ -35,21 +42,22 @@ class Reconciler:
             self.out.write(text + "\n")
             self.out.flush()
 
-    def read_world(self):
-        """(jobs with pools, node views): fails closed on any unreadable input."""
-        jobs = self.planning.map_jobs(self.source.jobs())
+    def read_world(self, now=None):
+        """World(jobs as Slurm reports them, jobs with pools, unservable, node views); fails closed."""
+        now = self.clock() if now is None else now
+        raw = self.source.jobs()
         slurm_nodes = self.source.nodes()
-        views = supply.node_views(self.hosts, records.node_records(self.ledger), slurm_nodes, jobs,
-                                  self.planning.pool_of,
-                                  gate_passed_at=lambda n: records.gate_passed_at(self.ledger, n))
-        return jobs, views
+        views = supply.node_views(self.hosts, records.node_records(self.ledger), slurm_nodes, raw, self.planning,
+                                  now, history_of=self.ledger.history)
+        mapped, unservable = self.planning.map_jobs(raw, views)
+        return World(raw, mapped, unservable, views)
 
     def plan(self, now=None):
         now = self.clock() if now is None else now
-        jobs, views = self.read_world()
+        world = self.read_world(now)
         history = records.demand_history(self.ledger, since=now - 28 * 86400)
-        plan = self.planning.plan(jobs, views, self.actuator.in_flight(), now, history)
-        return plan, jobs, views
+        plan = self.planning.plan(world.raw, world.nodes, self.actuator.in_flight(), now, history)
+        return plan, world
 
     def converge(self):
         """After a restart: resume every decision a previous controller left without outcome."""
@@ -67,10 +75,11 @@ class Reconciler:
         now = self.clock()
         finished = [] if dry_run else self._finish()
         try:
-            plan, jobs, views = self.plan(now)
+            plan, world = self.plan(now)
         except ControllerError as exc:
             self._say("pass skipped: %s" % exc)
             return PassResult(finished=finished, error=str(exc))
+        jobs, views = world.jobs, world.nodes
         if dry_run:
             return PassResult(plan=plan, jobs=jobs, nodes=views)
         self.journal.demand(jobs, sorted({v.pool for v in views}), now)

@@ -1,35 +1,61 @@
-"""The controller's one door to the planner (gpufleet.capacity): policy, pool mapping, plan.
+"""The controller's one door to the planner (gpufleet.capacity): policy, pools, tiers, plan.
 
 The controller never decides anything itself; it asks these functions. Keeping the
 planner's names here keeps a change of its API a change of this file.
 """
+import fnmatch
+
 from gpufleet.capacity import model
 
-__all__ = ["Planning"]
+__all__ = ["Planning", "member_of"]
+
+
+def member_of(members, host):
+    """True when the pool's member rules (groups, name patterns, labels) claim the host."""
+    if set(members.groups) & set(host.groups):
+        return True
+    if any(fnmatch.fnmatchcase(host.name, p) for p in members.patterns):
+        return True
+    labels = dict(f.split("=", 1) if "=" in f else (f, "true") for f in host.features)
+    return bool(members.labels) and all(labels.get(k) == v for k, v in members.labels.items())
 
 
 class Planning:
     """The loaded policy and the planner's functions bound to it."""
 
-    def __init__(self, policy_path):
+    def __init__(self, policy_path=None, policy=None):
         from gpufleet.capacity import policy as capacity_policy
-        self._policy_mod = capacity_policy
-        self.policy = capacity_policy.load_policy(policy_path)
+        self.policy = policy if policy is not None else capacity_policy.load_policy(policy_path)
         self.path = policy_path
 
     def pool_of(self, host):
-        """The pool an inventory host belongs to (members: inventory groups or labels), or None."""
-        return self._policy_mod.pool_of_node(self.policy, host.name, host.groups, host.features)
+        """The first pool (policy order) whose members claim the host, or None."""
+        for name, pool in self.policy.pools.items():
+            if member_of(pool.members, host):
+                return name
+        return None
 
-    def map_jobs(self, jobs):
-        """Jobs with ``pool`` filled in by the policy (None: no pool can ever serve it)."""
-        return tuple(self._policy_mod.map_job(self.policy, job) for job in jobs)
+    def classify(self, pool, ledger_state, slurm_state, gate_passed_at, now, jobs, image_version):
+        from gpufleet.capacity.tiers import classify
+        tier, _why = classify(ledger_state, slurm_state, gate_passed_at=gate_passed_at,
+                              gate_validity=self.policy.pools[pool].gate_validity, now=now, jobs=jobs,
+                              image_version=image_version)
+        return tier
+
+    def map_jobs(self, jobs, nodes):
+        """(jobs with ``pool`` set, [(job, why)] no pool can ever serve)."""
+        from gpufleet.capacity.demand import map_jobs
+        mapped = map_jobs(model.Demand(jobs=tuple(jobs)), self.policy, model.Supply(nodes=tuple(nodes)))
+        return mapped.jobs, mapped.unservable
 
     def gang_deadline(self, pool):
-        return self._policy_mod.gang_deadline_s(self.policy, pool)
+        return self.policy.pools[pool].gang_deadline
 
     def concurrency(self):
-        return self._policy_mod.fleet_concurrency(self.policy)
+        return self.policy.fleet.concurrency_limit
+
+    def interval(self):
+        return self.policy.fleet.interval
 
     def plan(self, jobs, nodes, in_flight, now, history):
         from gpufleet.capacity.planner import plan

@@ -3,8 +3,6 @@
 Keeping the ledger's API in this file keeps the rest of the controller independent of how
 the ledger stores things (SQLite or PostgreSQL) and makes a change there a change here only.
 """
-from datetime import datetime, timezone
-
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import decisions as _decisions
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import gang as _gang
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import lease as _lease
@@ -12,7 +10,7 @@ from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle impor
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.errors import LedgerError
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger import Ledger, iso
 
-__all__ = ["open_ledger", "node_records", "gate_passed_at", "record_decision", "set_outcome", "decisions",
+__all__ = ["open_ledger", "node_records", "record_decision", "set_outcome", "decisions",
            "open_decisions", "record_demand", "demand_history", "acquire_lease", "renew_lease",
            "release_lease", "lease_holder", "transition", "gang_plan", "gang_substitute", "gang_rollback",
            "gang_status", "states", "LedgerError", "LEASE", "iso"]
@@ -29,15 +27,6 @@ def open_ledger(location, clock=None):
 def node_records(ledger):
     """Current node records (dicts with node, state, sku, image_version, gang_id, updated_at...)."""
     return ledger.nodes()
-
-
-def gate_passed_at(ledger, node):
-    """When the node last reached ``ready`` (its gate passed), as epoch seconds, or None."""
-    passed = [t["at"] for t in ledger.history(node) if t["to_state"] == states.READY]
-    if not passed:
-        return None
-    # the ledger returns ISO 8601 UTC text (ledger.iso)
-    return datetime.strptime(passed[-1], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
 
 
 def transition(ledger, node, target, why, run_id=None):

@@ -17,9 +17,8 @@ def render_plan(plan):
         extra = "".join(" %s=%s" % (k, v) for k, v in (("job", a.job_id), ("gang", a.gang_id),
                                                         ("replaces", a.replaces), ("to", a.target_tier)) if v)
         lines.append("  %-10s %-10s %-28s%s  (%s)" % (a.kind, a.pool, ",".join(a.nodes), extra, a.reason))
-    unservable = (plan.notes or {}).get("unservable") or []
-    for job in unservable:
-        lines.append("  unservable job %s" % (job if isinstance(job, str) else getattr(job, "job_id", job)))
+    for pool, notes in sorted((plan.notes or {}).items()):
+        lines.append("  notes %s: %s" % (pool, notes))
     return "\n".join(lines)
 
 
@@ -33,13 +32,11 @@ def _pools(nodes, jobs):
     return lines
 
 
-def render_status(nodes, jobs, in_flight, recent, holder):
+def render_status(world, in_flight, recent, holder):
     lines = ["lease: %s" % ("held by %s until %s" % (holder[0], _when(holder[1])) if holder[0] else "free")]
-    lines += _pools(nodes, jobs)
-    unservable = [j for j in jobs if j.pool is None and j.state == "PENDING"]
+    lines += _pools(world.nodes, world.jobs)
     lines.append("unservable jobs (no pool can ever serve them): %s" % (
-        ", ".join("%s (partition %s, features %s)" % (j.job_id, j.partition or "-", ",".join(j.features) or "-")
-                  for j in unservable) or "none"))
+        "; ".join("%s: %s" % (j.job_id, why) for j, why in world.unservable) or "none"))
     lines.append("in flight: %s" % (", ".join("%s %s %s" % (d["id"], d["action"], ",".join(d["nodes"] or []))
                                               for d in in_flight) or "nothing"))
     lines.append("last decisions:")

@@ -1,37 +1,15 @@
-"""Supply: every inventory node as the planner sees it (NodeView), from the ledger and Slurm.
-
-The ledger says how far a node got (its lifecycle state); Slurm says whether a joined node
-runs anything and since when it is idle. Tiers (docs/capacity.md): busy/idle (joined), hot
-(validated, registered, held), warm (parked: validated, powered off), cold (needs the full
-bring-up), provisioning (on its way), unavailable (failed, break_fix, draining, gone).
+"""Supply: every inventory node of a pool as the planner sees it (NodeView), from the ledger
+and Slurm. The tier itself is the planner's call (gpufleet.capacity.tiers.classify, through
+planning.Planning.classify); this file only gathers what it needs per node.
 """
+from datetime import datetime, timezone
+
 from gpufleet.capacity import model
-from gpufleet.controller import records
 
-__all__ = ["tier_of", "node_views"]
-
-S = records.states
-_TIER_OF_STATE = {
-    None: model.COLD, S.ENROLLED: model.COLD, S.INSPECTED: model.COLD, S.RECYCLING: model.COLD,
-    S.IMAGING: model.PROVISIONING, S.CONFIGURING: model.PROVISIONING, S.VALIDATING: model.PROVISIONING,
-    S.WAKING: model.PROVISIONING,
-    # ready: validated and powered but not registered with the scheduler: one join from hot
-    S.READY: model.PROVISIONING,
-    S.HOT: model.HOT, S.PARKED: model.WARM,
-    S.FAILED: model.UNAVAILABLE, S.BREAK_FIX: model.UNAVAILABLE, S.DRAINING: model.UNAVAILABLE,
-    S.DECOMMISSIONED: model.UNAVAILABLE,
-}
-
-
-def tier_of(state, jobs):
-    """The warmth tier of a node in lifecycle ``state`` running ``jobs`` (a tuple of job ids)."""
-    if state == S.JOINED:
-        return model.BUSY if jobs else model.IDLE
-    return _TIER_OF_STATE.get(state, model.UNAVAILABLE)
+__all__ = ["node_views", "slurm_state"]
 
 
 def _epoch(iso_text):
-    from datetime import datetime, timezone
     if not iso_text:
         return 0.0
     return datetime.strptime(iso_text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
@@ -46,30 +24,49 @@ def _jobs_by_node(jobs):
     return running
 
 
-def node_views(hosts, ledger_records, slurm_nodes, jobs, pool_of, gate_passed_at=lambda node: None):
-    """NodeViews of every inventory host that belongs to a pool.
+def slurm_state(slurm_node):
+    """Slurm's view as a list of words (['IDLE', 'DRAIN']); None when Slurm does not list it."""
+    if slurm_node is None:
+        return None
+    return [slurm_node.state] + list(slurm_node.flags)
 
-    ``hosts``: inventory name -> Host; ``ledger_records``: ledger node dicts; ``slurm_nodes``:
-    name -> SlurmNode; ``pool_of(host) -> pool name or None`` is the policy's membership rule.
+
+def consecutive_failures(history):
+    """Failures since the node last reached a good state (ready, hot, joined)."""
+    count = 0
+    for step in history:
+        if step["to_state"] == "failed":
+            count += 1
+        elif step["to_state"] in ("ready", "hot", "joined"):
+            count = 0
+    return count
+
+
+def node_views(hosts, ledger_records, slurm_nodes, jobs, planning, now, history_of=lambda node: ()):
+    """NodeViews of every inventory host a pool claims, sorted by name.
+
+    ``hosts``: inventory name -> Host; ``ledger_records``: the ledger's node dicts;
+    ``slurm_nodes``: name -> SlurmNode; ``history_of(node)``: its ledger transitions.
     """
     by_name = {r["node"]: r for r in ledger_records}
     running = _jobs_by_node(jobs)
     views = []
     for name in sorted(hosts):
-        pool = pool_of(hosts[name])
+        pool = planning.pool_of(hosts[name])
         if pool is None:
             continue
         record = by_name.get(name) or {}
-        state = record.get("state")
+        history = list(history_of(name)) if record else []
+        gate_at = max([_epoch(t["at"]) for t in history if t["to_state"] == "ready"], default=None)
         on_node = tuple(running.get(name, ()))
-        tier = tier_of(state, on_node)
+        slurm = slurm_nodes.get(name)
+        state = record.get("state") or "enrolled"   # not in the ledger yet: needs the full bring-up
+        tier = planning.classify(pool, state, slurm_state(slurm), gate_at, now, on_node,
+                                 record.get("image_version"))
         since = _epoch(record.get("updated_at"))
-        idle_since = None
-        if tier == model.IDLE:
-            slurm = slurm_nodes.get(name)
-            idle_since = max(since, (slurm.last_busy or 0.0) if slurm else 0.0)
+        idle_since = max(since, (slurm.last_busy or 0.0) if slurm else 0.0) if tier == model.IDLE else None
         views.append(model.NodeView(
-            node=name, pool=pool, tier=tier, state=state or "", since=since, idle_since=idle_since,
-            gate_passed_at=gate_passed_at(name) if state in (S.HOT, S.PARKED, S.READY, S.JOINED) else None,
-            image_version=record.get("image_version"), gang_id=record.get("gang_id"), jobs=on_node))
+            node=name, pool=pool, tier=tier, state=record.get("state") or "", since=since,
+            idle_since=idle_since, gate_passed_at=gate_at, image_version=record.get("image_version"),
+            consecutive_failures=consecutive_failures(history), gang_id=record.get("gang_id"), jobs=on_node))
     return tuple(views)
