@@ -52,7 +52,7 @@ def build(args, out=sys.stdout):
     actuator = Actuator(inventory_path, var_files, concurrency=concurrency)
     controller_id = args.id or "%s:%d" % (socket.gethostname(), os.getpid())
     return Reconciler(SlurmSource(prefix), ledger, planning, actuator, inventory.load_inventory(inventory_path),
-                      controller_id, out=out)
+                      controller_id, out=out, spool_dir=args.spool)
 
 
 def cmd_once(args):
@@ -113,6 +113,9 @@ def _common(parser):
     parser.add_argument("--concurrency", type=int, help="playbook runs at once (default: the policy's fleet limit)")
     parser.add_argument("--lease-ttl", type=float, default=60.0, help="lease time to live in seconds (default 60)")
     parser.add_argument("--wait", action="store_true", help="wait for the lease instead of exiting when held")
+    parser.add_argument("--spool", default=os.environ.get("GPUFLEET_CONTROLLER_SPOOL"),
+                        help="directory where `gpufleet slurm resume|suspend|resume-fail` leave requests "
+                             "(default $GPUFLEET_CONTROLLER_SPOOL; unset: power saving is not read)")
 
 
 def register(parser):

@@ -40,6 +40,9 @@ def playbook_for(action, node_state=None):
                      gpufleet_gang_id=action.gang_id or "")
     if action.kind in ("park", "rollback", "hold"):
         extra.update(gpufleet_park_power_off=(action.kind != "hold"))
+    if action.target_tier == "joined":
+        # Slurm's power saving already placed a job on the node: it must come up schedulable
+        extra.update(gpufleet_bringup_hold=False, gpufleet_wake_resume=True)
     return playbook, extra
 
 

@@ -6,7 +6,7 @@ pool and finish in a later pass, which records their outcome. ``run`` repeats pa
 """
 import time
 
-from gpufleet.controller import records, supply
+from gpufleet.controller import records, spool, supply
 from gpufleet.controller.errors import ControllerError, LeaseHeld
 from gpufleet.controller.journal import Journal
 
@@ -32,8 +32,10 @@ class PassResult:
 class Reconciler:
     """Wires a DemandSource, the ledger, the planner and an Actuator; clock injectable."""
 
-    def __init__(self, source, ledger, planning, actuator, hosts, controller_id, clock=time.time, out=None):
+    def __init__(self, source, ledger, planning, actuator, hosts, controller_id, clock=time.time, out=None,
+                 spool_dir=None):
         self.source, self.ledger, self.planning, self.actuator = source, ledger, planning, actuator
+        self.spool_dir = spool_dir
         self.hosts, self.controller_id, self.clock, self.out = hosts, controller_id, clock, out
         self.journal = Journal(ledger, controller_id)
 
@@ -83,8 +85,9 @@ class Reconciler:
         if dry_run:
             return PassResult(plan=plan, jobs=jobs, nodes=views)
         self.journal.demand(jobs, sorted({v.pool for v in views}), now)
-        started = []
         busy = self.actuator.busy_nodes()
+        # Slurm's own power-saving requests first: Slurm already waits on those nodes.
+        started = self._spooled(views, jobs, busy, now)
         for action in plan.actions:
             if busy.intersection(action.nodes):
                 continue   # never two actions on one node at once
@@ -93,6 +96,26 @@ class Reconciler:
                 busy.update(action.nodes)
                 started.append((decision_id, action))
         return PassResult(plan=plan, started=started, finished=finished, jobs=jobs, nodes=views)
+
+    def _spooled(self, views, jobs, busy, now):
+        """Carry out the power-saving requests waiting in the spool (each recorded, then removed)."""
+        started = []
+        states = {v.node: v.state for v in views}
+        pools = {v.node: v.pool for v in views}
+        for path, request in spool.pending(self.spool_dir):
+            if request["kind"] == "invalid":
+                self._say("spool: ignoring unreadable request %s (%s)" % (path, request.get("error")))
+                spool.done(path)
+                continue
+            for action in spool.actions_for(request, states, pools.get):
+                if busy.intersection(action.nodes):
+                    continue
+                decision_id = self.journal.intent(action, jobs, views, now)
+                if self._start(decision_id, action):
+                    busy.update(action.nodes)
+                    started.append((decision_id, action))
+            spool.done(path)
+        return started
 
     def _start(self, decision_id, action):
         if action.kind in _LEDGER_ONLY:
