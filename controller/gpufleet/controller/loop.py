@@ -141,8 +141,18 @@ class Reconciler:
             return False
         if action.kind == "rollback" and records.gang_status(self.ledger, action.gang_id):
             records.gang_rollback(self.ledger, action.gang_id, action.reason)
+        if action.kind == "bringup":
+            self._retry_failed(decision_id, action)
         self._say("start %s %s on %s: %s" % (decision_id, action.kind, ",".join(action.nodes), action.reason))
         return self.actuator.submit(decision_id, action, playbook, extra)
+
+    def _retry_failed(self, decision_id, action):
+        """A failed node is brought up again through recycling (failed -> recycling is the
+        ledger's retry edge); its failure stays in the history, so the planner counts it."""
+        for node in action.nodes:
+            if (self.ledger.get(node) or {}).get("state") == records.states.FAILED:
+                records.transition(self.ledger, node, records.states.RECYCLING,
+                                   "retry: %s" % action.reason, run_id="ctl-%s" % decision_id)
 
     def _ledger_step(self, decision_id, action):
         if action.kind == "break_fix":
