@@ -219,7 +219,7 @@ def _containers():
 
 
 def main():
-    report = run_demo()
+    report = run_demo(say=lambda text: print(text, file=sys.stderr, flush=True))
     print(json.dumps(report, indent=2, sort_keys=True))
     return 0
 
