@@ -42,6 +42,7 @@ class Reconciler:
         self.spool_dir = spool_dir
         self.hosts, self.controller_id, self.clock, self.out = hosts, controller_id, clock, out
         self.journal = Journal(ledger, controller_id)
+        self._views = {}
 
     def _say(self, text):
         if self.out:
@@ -93,6 +94,7 @@ class Reconciler:
             self._say("pass skipped: %s" % exc)
             return PassResult(finished=finished, error=str(exc))
         jobs, views = world.jobs, world.nodes
+        self._views = {v.node: v for v in views}
         if dry_run:
             return PassResult(plan=plan, jobs=jobs, nodes=views)
         self.journal.demand(jobs, sorted({v.pool for v in views}), now)
@@ -143,6 +145,11 @@ class Reconciler:
             records.gang_rollback(self.ledger, action.gang_id, action.reason)
         if action.kind == "bringup":
             self._retry_failed(decision_id, action)
+        if action.kind == "wake":
+            # re-gate only when a member's last gate result is past the policy's validity
+            extra["gpufleet_wake_regate"] = not all(
+                self.planning.gate_fresh(action.pool, getattr(self._views.get(n), "gate_passed_at", None),
+                                         self.clock()) for n in action.nodes)
         self._say("start %s %s on %s: %s" % (decision_id, action.kind, ",".join(action.nodes), action.reason))
         return self.actuator.submit(decision_id, action, playbook, extra)
 

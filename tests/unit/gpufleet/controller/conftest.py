@@ -42,6 +42,9 @@ class FakePlanning:
         mapped = tuple(Job(**dict(j.__dict__, pool="lab")) for j in jobs if j.partition != "nowhere")
         return mapped, tuple((j, "no pool matches") for j in jobs if j.partition == "nowhere")
 
+    def gate_fresh(self, pool, gate_at, now):
+        return gate_at is not None and now - gate_at < 3600
+
     def fold_gangs(self, actions):
         from gpufleet.capacity.gangbook import fold
         return fold((), actions)

@@ -1,9 +1,9 @@
 import pytest
 
-from gpufleet.capacity.model import Action, Job
+from gpufleet.capacity.model import Action, Job, NodeView
 from gpufleet.controller import records
 from gpufleet.controller.errors import LeaseHeld, SchedulerOutputError
-from gpufleet.controller.loop import Reconciler
+from gpufleet.controller.loop import Reconciler, World
 from tests.unit.gpufleet.controller.conftest import FakeSource, Runs, bringup
 
 
@@ -124,3 +124,15 @@ def test_a_failed_node_is_retried_through_recycling(ledger, make_reconciler):
     rec.drain()
     assert ledger.get("n2")["state"] == "recycling" and runs.calls[0][0] == "bringup"
     assert [t["to_state"] for t in ledger.history("n2")][-2:] == ["failed", "recycling"]
+
+
+def test_a_wake_regates_only_when_the_gate_result_is_stale(ledger, make_reconciler):
+    wake = lambda n: Action(kind="wake", pool="lab", nodes=(n,), reason="warm floor")   # noqa: E731
+    rec, runs, _p = make_reconciler([wake("n1"), wake("n2")])
+    views = (NodeView("n1", "lab", "warm", "parked", gate_passed_at=999.0),    # an hour's validity: fresh
+             NodeView("n2", "lab", "warm", "parked", gate_passed_at=None))     # never passed: stale
+    rec.read_world = lambda now=None: World((), (), (), views)
+    rec.once()
+    rec.drain()
+    regate = {call[1]["gpufleet_targets"]: call[1]["gpufleet_wake_regate"] for call in runs.calls}
+    assert regate == {"n1": False, "n2": True}
