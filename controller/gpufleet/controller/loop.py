@@ -172,6 +172,8 @@ class Reconciler:
     def _finish(self, wait=False):
         finished = []
         for decision_id, action, outcome in self.actuator.collect(wait=wait):
+            if action.kind == "admit" and outcome == "ok":
+                records.release_members(self.ledger, action.nodes)
             self.journal.outcome(decision_id, outcome)
             self._say("done %s %s on %s: %s" % (decision_id, action.kind, ",".join(action.nodes), outcome))
             finished.append((decision_id, action, outcome))

@@ -136,3 +136,16 @@ def test_a_wake_regates_only_when_the_gate_result_is_stale(ledger, make_reconcil
     rec.drain()
     regate = {call[1]["gpufleet_targets"]: call[1]["gpufleet_wake_regate"] for call in runs.calls}
     assert regate == {"n1": False, "n2": True}
+
+
+def test_an_admitted_gang_releases_its_members_for_later_work(ledger, make_reconciler):
+    for node in ("n1", "n2"):
+        for target in ("enrolled", "inspected", "imaging", "configuring", "validating", "ready", "hot"):
+            ledger.transition(node, target, "test", "setup")
+        with ledger.transaction() as cur:
+            ledger.reserve(cur, node, "7@900")       # what admit.yml's gang step leaves
+    admit = Action(kind="admit", pool="lab", nodes=("n1", "n2"), reason="all hot", job_id="7", gang_id="7@900")
+    rec, _runs, _p = make_reconciler([admit])
+    rec.once()
+    rec.drain()
+    assert [ledger.get(n)["gang_id"] for n in ("n1", "n2")] == [None, None]
