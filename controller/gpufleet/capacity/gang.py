@@ -48,10 +48,23 @@ def _start(run, pool, gang_id, job_id, node, tier, deadline, why):
                    gang_id=gang_id, job_id=job_id, deadline_at=mine, target_tier=HOT)
 
 
+def _can_start(run, pool, count):
+    """True when ``count`` bring-ups fit the limits now, or could never fit at once (then the
+    gang starts what it can and the rest follow); False: wait rather than hoard nodes."""
+    budget, settings = run.budget, run.policy.pools[pool]
+    if count > min(settings.max_concurrent_bringups, run.policy.fleet.concurrency_limit):
+        return True
+    return count <= min(budget.pool_left[pool], budget.fleet_left)
+
+
 def form(run, pool, job):
     """Reserve nodes for a pending gang job, start the ones not hot, admit when all are hot."""
     settings = run.policy.pools[pool]
     deadline = run.now + settings.gang_deadline
+    if not _can_start(run, pool, job.nodes - run.views[pool].count(HOT)):
+        run.note(pool, "gang_waiting", f"job {job.job_id} needs {job.nodes} nodes: waiting for "
+                 "the concurrency limits to start its bring-ups together")
+        return
     picked = _pick(run, pool, job.nodes, deadline)
     if picked is None:
         run.note(pool, "gang_waiting", f"job {job.job_id} needs {job.nodes} nodes; pool {pool} "

@@ -121,9 +121,11 @@ class Supply:
     gangs: Tuple[Gang, ...] = ()           # gangs reserved and neither admitted nor rolled back
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DemandSample:
-    """One minute of recorded demand for one pool (the ledger's demand history)."""
+    """One minute of recorded demand for one pool (the ledger's demand history).
+
+    slots: a month of history is tens of thousands of these per pool."""
     pool: str
     minute: float                   # epoch seconds at the start of the minute
     gpus_running: int = 0

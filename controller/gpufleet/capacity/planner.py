@@ -38,7 +38,7 @@ def plan(demand, supply, policy, now, history=None):
     spare = {name: reactive(run, name, _singles(pending[name])) for name in policy.pools}
     hot = {name: proactive(run, name, floors[name], spare[name]) for name in policy.pools}
     for name in policy.pools:
-        scale_down(run, name, floors[name], hot[name], len(_singles(pending[name])))
+        scale_down(run, name, floors[name], hot[name])
     for name in policy.pools:
         _summarise(run, name, pending[name])
     run.notes["unservable"] = [{"job_id": job.job_id, "reason": reason}
@@ -84,12 +84,13 @@ def _gangs(run, name, supply, jobs):
     for gang in sorted((g for g in supply.gangs if g.pool == name), key=lambda g: g.gang_id):
         formed.add(gang.job_id)
         advance(run, name, gang, by_id.get(gang.job_id))
-    idle_left = run.views[name].count(IDLE) - len(_singles(jobs))
+    view = run.views[name]
+    view.idle_claimed = min(view.count(IDLE), len(_singles(jobs)))
     for job in jobs:
         if not job.gang or job.job_id in formed:
             continue
-        if idle_left >= job.nodes:
-            idle_left -= job.nodes   # Slurm starts it on idle nodes by itself
+        if view.count(IDLE) - view.idle_claimed >= job.nodes:
+            view.idle_claimed += job.nodes   # Slurm starts it on idle nodes by itself
             continue
         form(run, name, job)
 

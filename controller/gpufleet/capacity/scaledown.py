@@ -2,7 +2,7 @@
 nodes are parked, never below a floor, never above a ceiling, never a node running a job.
 
 ``park_to: auto`` fills the hot floor first (hold), then parks; ``hot`` only holds; ``warm``
-only parks. Pending single-node jobs keep as many idle nodes as they can use.
+only parks. Pending jobs keep the idle nodes Slurm will start them on.
 """
 from gpufleet.capacity.emit import ago
 from gpufleet.capacity.model import HOT, IDLE, WARM
@@ -23,12 +23,12 @@ def _room(ceiling, have):
     return True if ceiling is None else have < ceiling
 
 
-def scale_down(run, pool, floors, hot_have, pending_singles):
+def scale_down(run, pool, floors, hot_have):
     """Hold or park long-idle joined nodes, then park hot nodes above the hot floor."""
     settings = run.policy.pools[pool]
     view = run.views[pool]
     warm_have = view.count(WARM) + view.incoming_warm
-    for node in _long_idle(run, view, settings.idle_time, pending_singles):
+    for node in _long_idle(run, view, settings.idle_time, view.idle_claimed):
         why = f"{node.node} idle {ago(run.now - node.idle_since)} (idle time {ago(settings.idle_time)})"
         to_hot = settings.park_to == "hot" or (settings.park_to == "auto" and hot_have < floors["hot"])
         if to_hot and _room(settings.ceilings.hot, hot_have):

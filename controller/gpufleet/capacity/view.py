@@ -26,6 +26,7 @@ class PoolView:
     bringing: Set[str] = field(default_factory=set)  # bring-ups and wakes under way
     parking: Set[str] = field(default_factory=set)   # parks under way
     retryable: List[str] = field(default_factory=list)  # failed, below the break_fix limit
+    idle_claimed: int = 0       # idle nodes pending jobs will start on (kept from scale-down)
 
     def count(self, tier):
         return len(self.free.get(tier, ()))
