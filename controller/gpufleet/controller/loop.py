@@ -143,12 +143,17 @@ class Reconciler:
         self._taken = []
 
     def _ledger_step(self, decision_id, action):
-        if action.kind == "break_fix":
-            for node in action.nodes:
-                records.transition(self.ledger, node, records.states.BREAK_FIX, action.reason,
-                                   run_id="ctl-%s" % decision_id)
-        self._say("record %s %s %s: %s" % (decision_id, action.kind, ",".join(action.nodes), action.reason))
-        self.journal.outcome(decision_id, "ok")
+        outcome = "ok"
+        try:
+            if action.kind == "break_fix":
+                for node in action.nodes:
+                    records.transition(self.ledger, node, records.states.BREAK_FIX, action.reason,
+                                       run_id="ctl-%s" % decision_id)
+        except records.LedgerError as exc:   # refused by the state machine: recorded, loop goes on
+            outcome = "failed: %s" % exc
+        self._say("record %s %s %s: %s (%s)" % (decision_id, action.kind, ",".join(action.nodes), action.reason,
+                                                 outcome))
+        self.journal.outcome(decision_id, outcome)
 
     def _finish(self, wait=False):
         finished = []

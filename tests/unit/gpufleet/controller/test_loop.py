@@ -154,3 +154,13 @@ def test_an_admitted_gang_releases_its_members_for_later_work(ledger, make_recon
     rec.once()
     rec.drain()
     assert [ledger.get(n)["gang_id"] for n in ("n1", "n2")] == [None, None]
+
+
+def test_a_refused_ledger_step_is_recorded_failed_and_the_pass_goes_on(ledger, make_reconciler):
+    ledger.transition("n3", "enrolled", "test", "setup")      # enrolled -> break_fix is not an edge
+    rec, _runs, _p = make_reconciler([Action(kind="break_fix", pool="lab", nodes=("n3",), reason="x"),
+                                      bringup("n1")])
+    rec.once()
+    rec.drain()
+    outcomes = [d["outcome"] for d in records.decisions(ledger)]
+    assert outcomes[0].startswith("failed: Illegal lifecycle transition") and outcomes[1] == "ok"
