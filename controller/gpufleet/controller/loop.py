@@ -149,7 +149,7 @@ class Reconciler:
                 for node in action.nodes:
                     records.transition(self.ledger, node, records.states.BREAK_FIX, action.reason,
                                        run_id="ctl-%s" % decision_id)
-        except records.LedgerError as exc:   # refused by the state machine: recorded, loop goes on
+        except records.LifecycleError as exc:   # refused by the state machine: recorded, loop goes on
             outcome = "failed: %s" % exc
         self._say("record %s %s %s: %s (%s)" % (decision_id, action.kind, ",".join(action.nodes), action.reason,
                                                  outcome))

@@ -7,12 +7,12 @@ from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle impor
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import gang as _gang
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import lease as _lease
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import states
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.errors import LedgerError
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.errors import LedgerError, LifecycleError
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger import Ledger, iso
 
 __all__ = ["open_ledger", "node_records", "record_decision", "set_outcome", "decisions", "open_decisions",
            "record_demand", "demand_history", "acquire_lease", "renew_lease", "release_lease", "lease_holder",
-           "transition", "gang_rollback", "release_members", "gang_status", "states", "LedgerError", "LEASE",
+           "transition", "gang_rollback", "release_members", "gang_status", "states", "LedgerError", "LifecycleError", "LEASE",
            "iso"]
 
 LEASE = "capacity-controller"
