@@ -39,13 +39,16 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--policy", default=repo_path("lab", "config", "capacity.yml"))
+    parser.add_argument("--slurm-prefix", default="docker exec gpufleet-lab-slurmctld",
+                        help="how squeue/sinfo run (default: the lab's slurmctld container)")
+    parser.add_argument("--ledger", default=repo_path("build", "lab", "ledger.sqlite"))
     opts = parser.parse_args()
     hosts = inventory.load_inventory(repo_path("inventories", "lab.rack.yml"))
-    source = SlurmSource(["docker", "exec", "gpufleet-lab-slurmctld"])
-    ledger = records.open_ledger(repo_path("build", "lab", "ledger.sqlite"))
+    source = SlurmSource(opts.slurm_prefix.split())
+    ledger = records.open_ledger(opts.ledger)
     planning = Planning(opts.policy)
     runs = [one_pass(source, ledger, planning, hosts) for _ in range(opts.runs)]
-    print("load average before/after: %s" % " ".join("%.1f" % x for x in os.getloadavg()))
+    print("load average after the runs (1, 5, 15 min): %s" % " ".join("%.1f" % x for x in os.getloadavg()))
     print("%-16s %8s %8s  (%d runs, %d nodes, %d jobs in Slurm)" % ("part", "median", "max", opts.runs, len(hosts),
                                                                      len(source.jobs())))
     for part in runs[0]:
