@@ -70,9 +70,13 @@ class Reconciler:
         return plan, world
 
     def gangs(self, now):
-        """Gangs in progress: the planner's own bookkeeping rule over the recorded decisions."""
+        """Gangs in progress: the planner's own bookkeeping rule over the recorded decisions.
+
+        An admit ends its gang only once it succeeded: while it runs (or after it failed) the
+        gang stays in progress, so its job is not given a second gang meanwhile."""
         acts = [_action_of(d) for d in records.decisions(self.ledger, since=now - _GANG_LOOKBACK_S)
-                if (d.get("demand") or {}).get("action", {}).get("gang_id")]
+                if (d.get("demand") or {}).get("action", {}).get("gang_id")
+                and (d["action"] != "admit" or d["outcome"] == "ok")]
         return self.planning.fold_gangs(acts)
 
     def converge(self):

@@ -55,3 +55,31 @@ def test_a_pending_gang_is_reserved_and_its_book_survives_into_the_next_pass(led
     assert "reserve" not in [a.kind for _i, a in second.started]    # formed once, not again
     runs.gate.set()
     rec.drain()
+
+
+def test_a_gang_whose_admission_is_running_is_not_formed_again(ledger):
+    for node in ("lab-r1n1", "lab-r1n2"):
+        for target in ("enrolled", "inspected", "imaging", "configuring", "validating", "ready", "hot"):
+            ledger.transition(node, target, "test", "setup")
+    job = Job("9", 2, partition="batch", reason="Resources", submit_time=900.0)
+    rec, runs = reconciler(ledger, jobs=[job], runs=Runs())
+    rec.read_world = _with_hot_gate(rec.read_world)
+    runs.gate.clear()                                   # the admission keeps running
+    first = [a.kind for _i, a in rec.once().started]
+    assert first[:2] == ["reserve", "admit"], first   # (then bring-ups refilling the hot floor)
+    second = [a.kind for _i, a in rec.once().started]
+    assert "reserve" not in second, second              # the job's gang is still in progress
+    assert [g.job_id for g in rec.gangs(1000.0)] == ["9"]
+    runs.gate.set()
+    rec.drain()
+
+
+def _with_hot_gate(read):
+    """The fake Slurm lists no node; give the hot nodes a fresh gate and Slurm's held state."""
+    from dataclasses import replace
+
+    def read_world(now=None):
+        world = read(now)
+        world.nodes = tuple(replace(v, tier="hot") if v.state == "hot" else v for v in world.nodes)
+        return world
+    return read_world
