@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """One capacity planning pass over a large synthetic fleet: wall time and peak memory.
 
-    .venv/bin/python benchmarks/capacity/bench_plan.py                  # 10,000 nodes, 50 pools, 2,000 jobs
-    .venv/bin/python benchmarks/capacity/bench_plan.py --forecast-weeks 4  # plus 4 weeks of history per pool
+    .venv/bin/python benchmarks/capacity/bench_plan.py        # 10,000 nodes, 50 pools, 2,000 jobs
+    .venv/bin/python benchmarks/capacity/bench_plan.py --forecast-weeks 4   # + 4 weeks of history
 
 The fleet, jobs, gangs in progress and in-flight work are generated from a seed, so every run
 plans the same inputs. Wall time: median (and min, max) of --runs passes of ``plan``; building
@@ -132,10 +132,11 @@ def main():
     for action in result.actions:
         kinds[action.kind] = kinds.get(action.kind, 0) + 1
     print(json.dumps({
-        "nodes": args.nodes, "pools": args.pools, "jobs": args.jobs, "gangs_in_progress": len(gangs),
+        "nodes": args.nodes, "pools": args.pools, "jobs": args.jobs,
+        "gangs_in_progress": len(gangs),
         "in_flight": len(flight), "forecast_weeks": args.forecast_weeks, "runs": args.runs,
-        "wall_median_s": round(statistics.median(walls), 4), "wall_min_s": round(min(walls), 4),
-        "wall_max_s": round(max(walls), 4), "tracemalloc_peak_mb": round(peak / 2**20, 1),
+        "wall_median_s": round(statistics.median(walls), 5), "wall_min_s": round(min(walls), 5),
+        "wall_max_s": round(max(walls), 5), "tracemalloc_peak_mb": round(peak / 2**20, 1),
         "ru_maxrss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "actions": len(result.actions), "action_kinds": dict(sorted(kinds.items())),
         "unservable": len(result.notes["unservable"]),

@@ -8,6 +8,7 @@ import os
 import sys
 
 from gpufleet.collection import collections_path, repo_path
+from gpufleet.runner_artifacts import scrub_artifacts
 
 __all__ = ["PLAYBOOKS", "playbook_path", "runner_env", "run_playbook"]
 
@@ -56,8 +57,12 @@ def run_playbook(playbook, inventory, run_id, extravars=None, var_files=(), limi
     os.makedirs(private, exist_ok=True)
     cmdline = " ".join("-e @%s" % f for f in var_files)
     _path_with_this_python()
+    # ansible-runner writes the run's environment into its artifacts: mask secrets as soon as
+    # the file exists (the 'starting' status) and again at the end (gpufleet.runner_artifacts)
     result = ansible_runner.run(
         private_data_dir=private, playbook=playbook_path(playbook), inventory=os.path.abspath(inventory),
         extravars=dict(extravars or {}, gpufleet_run_id=run_id), cmdline=cmdline or None, limit=limit,
-        quiet=True, event_handler=event_handler, envvars=runner_env(), timeout=timeout, ident=run_id)
+        quiet=True, event_handler=event_handler, envvars=runner_env(), timeout=timeout, ident=run_id,
+        status_handler=lambda _status, **_kw: scrub_artifacts(private))
+    scrub_artifacts(private)
     return result.status, result.rc, os.path.join(private, "artifacts")

@@ -82,6 +82,15 @@ REJECTIONS = [
            "  - {name: w, start: '21:00', end: '22:00', floors: {hot: 1}}"),
      "pools.a100", "schedule names repeat"),
     ("pools:\n  a100:\n    sku: a100\n    members: {}\n", "pools.a100.members", "no member rule"),
+    (_pool("ceilings: {hot: -1}"), "pools.a100.ceilings.hot", "greater than or equal to 0"),
+    ("pools:\n  a100:\n    sku: a\n    members: {patterns: gpu-*}\n",
+     "pools.a100.members.patterns", "write a list"),
+    ("pools:\n  a100:\n    sku: a\n    members: {labels: {rack: 42}}\n",
+     "pools.a100.members.labels.rack", "write a string"),
+    (_pool("match: {partitions: train}"), "pools.a100.match.partitions", "write a list"),
+    (_pool("schedules: [{name: w, days: [], start: '08:00', end: '20:00', floors: {hot: 1}}]"),
+     "pools.a100.schedules[0].days", "never opens"),
+    ("pools:\n  a100:\n", "pools.a100", "write a mapping"),
     ("pools:\n  a100:\n    members: {groups: [g]}\n", "pools.a100.sku", "add it"),
     ("pools: {}\n", "pools", "no pools"),
     ("pools:\n  A100!:\n    sku: a\n    members: {groups: [g]}\n", "pools", "not allowed"),
@@ -90,7 +99,9 @@ REJECTIONS = [
     (MINIMAL + "version: 2\n", "version", "Input should be 1"),
     (MINIMAL + "extra: 1\n", "extra", "allowed here: version, fleet, pools"),
     ("- a\n- b\n", "(top level)", "expected a mapping"),
-    ("pools: [\n", "(file) line", "not valid YAML"),
+    ("pools: [\n", "(file) line", "not valid YAML: expected"),
+    (_pool("floors: {hot: 1}\nfloors: {hot: 2}"), "(file) line 6",
+     "'floors' appears twice (first on line 5)"),
 ]
 
 

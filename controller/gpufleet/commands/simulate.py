@@ -1,0 +1,114 @@
+"""``gpufleet simulate``: replay a demand trace through the capacity planner, compare policies.
+
+docs/capacity.md ("Simulator") describes the model, the metrics and the defaults.
+"""
+NAME = "simulate"
+HELP = "replay a demand trace through the capacity controller's planner and measure policies"
+
+HELIOS_CITATION = ("Demand: Helios trace (Hu, Sun, Wen, Wang, Zhang, \"Characterization and Prediction of Deep "
+                   "Learning Workloads in Large-Scale GPU Datacenters\", SC'21; HeliosData, CC BY 4.0).")
+
+
+def _when(text):
+    from gpufleet.simulate.trace import parse_time
+    return None if text is None else parse_time(text, "--from/--to")
+
+
+def _overrides(texts):
+    from gpufleet.simulate.policies import parse_override
+    return [parse_override(text) for text in texts or ()]
+
+
+def _runs(args):
+    from gpufleet.simulate import policies
+    paths = [args.policy] + list(args.compare or [])
+    names = [p.rsplit("/", 1)[-1].rsplit(".", 1)[0] for p in paths]
+    if len(set(names)) != len(names):
+        names = paths
+    return [policies.load(path, _overrides(args.set), name=name) for path, name in zip(paths, names)]
+
+
+def simulate(args):
+    """Run everything the arguments ask for; returns the JSON document."""
+    from gpufleet.simulate import compare, latency, trace as traces
+
+    raw = traces.read_trace(args.trace, args.format, args.gpus_per_node or 8, args.pool)
+    trace = traces.select(raw, _when(args.start), _when(args.end), args.scale)
+    # Demand before --from is the history the controller would have recorded: the forecast's lookback.
+    prior = [(t, round((g + s) * args.scale)) for t, g, s in zip(raw.times, raw.gang_gpus, raw.small_gpus)
+             if t < trace.times[0]]
+    latency.load_latency(args.latency)              # fail early on a bad latency file
+    factory = lambda: latency.load_latency(args.latency)  # noqa: E731  (same seed per run)
+    options = dict(gpus_per_node=args.gpus_per_node, pool=args.pool, initial_tier=args.initial_tier,
+                   interval=args.interval, prior=prior)
+    results = [compare.run_policy(trace, run, factory, args.nodes, **options) for run in _runs(args)]
+    document = {
+        "trace": {"source": trace.source, "format": trace.fmt, "samples": len(trace), "step_s": trace.step,
+                  "from": trace.times[0], "to": trace.times[-1] + trace.step, "scale": args.scale,
+                  "prior_samples": len(prior)},
+        "nodes": args.nodes, "latency": factory().describe(),
+        "runs": [{k: v for k, v in r.items() if k != "series"} for r in results],
+    }
+    if trace.fmt == "helios":
+        document["citation"] = HELIOS_CITATION
+    sweep = None
+    if args.sweep:
+        field, values = compare.parse_sweep(args.sweep)
+        sweep = compare.sweep(trace, args.policy, field, values, factory, args.nodes, overrides=_overrides(args.set),
+                              **options)
+        document["sweep"] = sweep
+        document["tradeoff"] = compare.tradeoff(sweep, args.targets)
+    return document, results, sweep
+
+
+def cmd_simulate(args):
+    from gpufleet.simulate import report
+
+    document, results, sweep = simulate(args)
+    print(report.table(document["runs"]))
+    if sweep:
+        print()
+        print(report.tradeoff_table(sweep["field"], document["tradeoff"]))
+    if "citation" in document:
+        print("\n" + document["citation"])
+    if args.json:
+        report.write_json(args.json, document)
+        print("json: %s" % args.json)
+    if args.plot:
+        from gpufleet.simulate.plot import plot
+        title = "%s, %d nodes" % (document["trace"]["source"].rsplit("/", 1)[-1], args.nodes)
+        plot(args.plot, results, results[0]["gpus_per_node"], sweep, title=title, footnote=document.get("citation", ""))
+        print("plot: %s" % args.plot)
+    return 0
+
+
+def _targets(text):
+    from gpufleet.simulate.errors import SimulateError
+    try:
+        return [float(part) for part in text.split(",")]
+    except ValueError:
+        raise SimulateError("--targets %r: give shortfall targets in GPU-minutes, comma-separated (e.g. 1000,100,0)."
+                            % text) from None
+
+
+def register(parser):
+    parser.add_argument("--trace", required=True, help="demand trace: Helios CSV, time,active,total, time,gpus, or a ledger")
+    parser.add_argument("--policy", required=True, help="capacity policy YAML (the controller's own format)")
+    parser.add_argument("--latency", help="latency YAML, or a preset: baremetal (default) or lab")
+    parser.add_argument("--nodes", type=int, required=True, help="nodes in the simulated pool")
+    parser.add_argument("--gpus-per-node", type=int, help="GPUs per node (default: the policy pool's gpus_per_node)")
+    parser.add_argument("--from", dest="start", help="first time to replay (ISO 8601 or epoch seconds)")
+    parser.add_argument("--to", dest="end", help="replay up to this time, excluded")
+    parser.add_argument("--format", choices=("helios", "nodes", "gpus", "ledger"), help="trace format (default: detected)")
+    parser.add_argument("--pool", help="pool to simulate (policy) and to read (ledger trace); needed when there are several")
+    parser.add_argument("--scale", type=float, default=1.0, help="multiply the trace's demand (e.g. to fill a larger pool)")
+    parser.add_argument("--initial-tier", default="warm", choices=("hot", "warm", "cold"),
+                        help="tier of the nodes not running the first sample's demand (default warm)")
+    parser.add_argument("--interval", type=float, help="controller tick after an operation finishes, s (default: policy fleet.interval)")
+    parser.add_argument("--compare", nargs="+", metavar="POLICY", help="more policies to run on the same trace")
+    parser.add_argument("--set", action="append", metavar="FIELD=VALUE", help="override a policy field in every run")
+    parser.add_argument("--sweep", metavar="FIELD=SPEC", help="vary one field of --policy: FIELD=0:16:2 or FIELD=0,4,8")
+    parser.add_argument("--targets", type=_targets, help="shortfall targets for the sweep, GPU-minutes, comma-separated")
+    parser.add_argument("--json", help="write the results as JSON here")
+    parser.add_argument("--plot", help="write a PNG plot here")
+    parser.set_defaults(func=cmd_simulate)

@@ -1,0 +1,61 @@
+"""The PNG: demand and supply by tier over time, shortfall per policy, the trade-off curve.
+
+matplotlib with the Agg backend (no display on a controller host).
+"""
+from datetime import datetime, timezone
+
+__all__ = ["plot"]
+
+STACK = (("busy", "busy"), ("idle", "idle (joined)"), ("hot", "hot"), ("provisioning", "provisioning"))
+
+
+def _dates(times):
+    return [datetime.fromtimestamp(t, timezone.utc) for t in times]
+
+
+def plot(path, runs, gpus_per_node, sweep=None, title="", footnote=""):
+    """``runs``: [{"name", "metrics", "series"}]; ``sweep``: {"field", "points": [{"value", "metrics"}]}."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(3, 1, figsize=(13, 12), constrained_layout=True)
+    first = runs[0]
+    series = first["series"]
+    dates = _dates(series["time"])
+    stacks = [[count * gpus_per_node for count in series[key]] for key, _ in STACK]
+    axes[0].stackplot(dates, *stacks, labels=[label for _, label in STACK], step="post", alpha=0.7)
+    axes[0].step(dates, series["demand"], where="post", color="black", linewidth=0.7, label="demand (GPUs)")
+    axes[0].set_ylabel("GPUs")
+    axes[0].set_title("%s: demand and powered supply by tier (%s)" % (title, first["name"]))
+    axes[0].legend(loc="upper left", fontsize="small", ncol=5)
+    for run in runs:
+        axes[1].step(_dates(run["series"]["time"]), run["series"]["shortfall"], where="post", linewidth=0.8,
+                     label="%s (%.0f GPU-min)" % (run["name"], run["metrics"]["shortfall_gpu_minutes"]))
+    axes[1].set_ylabel("GPUs waiting for capacity to be ready")
+    axes[1].set_title("Shortfall over time")
+    axes[1].legend(loc="upper left", fontsize="small")
+    _tradeoff(axes[2], runs, sweep)
+    if footnote:
+        fig.suptitle(footnote, fontsize="x-small")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def _tradeoff(ax, runs, sweep):
+    from gpufleet.simulate.report import idle_cost
+
+    if sweep and sweep["points"]:
+        xs = [idle_cost(p["metrics"]) for p in sweep["points"]]
+        ys = [p["metrics"]["shortfall_gpu_minutes"] for p in sweep["points"]]
+        ax.plot(xs, ys, marker="o", label="sweep of %s" % sweep["field"])
+        for p, x, y in zip(sweep["points"], xs, ys):
+            ax.annotate("%g" % p["value"], (x, y), textcoords="offset points", xytext=(4, 4), fontsize="x-small")
+    for run in runs:
+        ax.scatter([idle_cost(run["metrics"])], [run["metrics"]["shortfall_gpu_minutes"]], marker="s", label=run["name"])
+    ax.set_xlabel("idle-but-powered GPU-hours (idle + hot + provisioning): the cost of warmth")
+    ax.set_ylabel("shortfall GPU-minutes")
+    ax.set_title("Trade-off: warmth cost against shortfall")
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="upper right", fontsize="small")

@@ -1,0 +1,119 @@
+"""A demand trace: per-sample GPU demand split into gang and single-node demand.
+
+Four formats (docs/capacity.md, "Trace formats"): ``helios`` (the Helios per-minute cluster
+sequence CSV), ``nodes`` (``time,active,total``), ``gpus`` (``time,gpus``) and ``ledger``
+(the controller's ``demand_history`` table). ``read_trace`` detects the format from the
+file's first bytes or header unless one is named. Demand at a sample is what users wanted
+then: running plus pending GPUs; it holds until the next sample.
+"""
+import math
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Tuple
+
+from gpufleet.simulate.errors import TraceError
+
+__all__ = ["Trace", "FORMATS", "parse_time", "read_trace", "select"]
+
+FORMATS = ("helios", "nodes", "gpus", "ledger")
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+@dataclass(frozen=True)
+class Trace:
+    source: str
+    fmt: str
+    times: Tuple[float, ...]        # epoch seconds, strictly increasing
+    gang_gpus: Tuple[int, ...]      # demand of jobs of >= 8 GPUs: served all at once or not
+    small_gpus: Tuple[int, ...]     # demand of smaller jobs
+    step: float                     # the most common interval between samples, seconds
+
+    def __len__(self):
+        return len(self.times)
+
+
+def parse_time(text, where):
+    """Epoch seconds from epoch digits or ISO 8601 (no zone = UTC); TraceError naming ``where``."""
+    value = text.strip()
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise TraceError("%s: time %r is neither epoch seconds nor ISO 8601 (e.g. 2020-05-01 00:00:00). "
+                         "Fix the time column." % (where, value)) from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    return parsed.timestamp()
+
+
+def build(source, fmt, rows):
+    """A Trace from (time, gang_gpus, small_gpus, where) rows; checks order and values."""
+    if not rows:
+        raise TraceError("%s: the trace has no samples. Give a file with a header and at least one row." % source)
+    times, gang, small = [], [], []
+    for when, gang_gpus, small_gpus, where in rows:
+        if times and when <= times[-1]:
+            raise TraceError("%s: time goes backwards or repeats (%s after %s). Sort the trace by time and "
+                             "drop duplicate rows." % (where, when, times[-1]))
+        times.append(when)
+        gang.append(gang_gpus)
+        small.append(small_gpus)
+    return Trace(source, fmt, tuple(times), tuple(gang), tuple(small), _common_step(times))
+
+
+def _common_step(times):
+    if len(times) < 2:
+        return 60.0
+    counts = {}
+    for a, b in zip(times, times[1:]):
+        counts[b - a] = counts.get(b - a, 0) + 1
+    return max(counts.items(), key=lambda item: (item[1], -item[0]))[0]
+
+
+def select(trace, start=None, end=None, scale=1.0):
+    """The samples with start <= time < end, demand multiplied by ``scale`` (rounded up)."""
+    keep = [i for i, when in enumerate(trace.times)
+            if (start is None or when >= start) and (end is None or when < end)]
+    if not keep:
+        raise TraceError("%s: no samples between --from and --to (the trace covers %s to %s). Widen the window."
+                         % (trace.source, _iso(trace.times[0]), _iso(trace.times[-1])))
+
+    def scaled(values):
+        return tuple(int(math.ceil(values[i] * scale)) if scale != 1.0 else values[i] for i in keep)
+
+    return Trace(trace.source, trace.fmt, tuple(trace.times[i] for i in keep), scaled(trace.gang_gpus),
+                 scaled(trace.small_gpus), trace.step)
+
+
+def _iso(when):
+    return datetime.fromtimestamp(when, timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def detect(path):
+    """The format of ``path`` from its first bytes (SQLite) or its CSV header."""
+    from gpufleet.simulate import trace_csv
+
+    with open(path, "rb") as handle:
+        head = handle.read(4096)
+    if head.startswith(SQLITE_MAGIC):
+        return "ledger"
+    header = head.decode("utf-8", "replace").splitlines()[0] if head else ""
+    return trace_csv.detect_header(path, header)
+
+
+def read_trace(path, fmt=None, gpus_per_node=8, pool=None):
+    """Read ``path`` in ``fmt`` (detected when None)."""
+    from gpufleet.simulate import trace_csv, trace_ledger
+
+    try:
+        chosen = fmt or detect(path)
+    except OSError as exc:
+        raise TraceError("Cannot read trace %s: %s. Check the path." % (path, exc.strerror)) from None
+    if chosen not in FORMATS:
+        raise TraceError("Unknown trace format %r. Use one of: %s." % (chosen, ", ".join(FORMATS)))
+    if chosen == "ledger":
+        return trace_ledger.read(path, pool)
+    return trace_csv.read(path, chosen, gpus_per_node)
