@@ -25,7 +25,11 @@ class Planning:
 
     def __init__(self, policy_path=None, policy=None):
         from gpufleet.capacity import policy as capacity_policy
-        self.policy = policy if policy is not None else capacity_policy.load_policy(policy_path)
+        from gpufleet.controller.errors import ControllerError
+        try:
+            self.policy = policy if policy is not None else capacity_policy.load_policy(policy_path)
+        except capacity_policy.PolicyError as exc:   # the planner's error names each field and fix
+            raise ControllerError(str(exc))
         self.path = policy_path
 
     def pool_of(self, host):

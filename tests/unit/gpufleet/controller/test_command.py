@@ -41,3 +41,14 @@ def test_a_broken_scheduler_fails_the_pass_with_its_reason(tmp_path, capsys):
     argv[argv.index("--slurm-prefix") + 1] = "false"
     assert main(argv) == 1
     assert "squeue --json --all failed" in capsys.readouterr().out
+
+
+def test_a_bad_policy_is_one_error_naming_the_fix_and_nothing_runs(tmp_path, capsys):
+    bad = tmp_path / "policy.yml"
+    bad.write_text("pools: {lab: {sku: lab, members: {}}}\n")
+    argv = args(tmp_path, "once")
+    argv[argv.index("--policy") + 1] = str(bad)
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "members" in err and "fix:" in err, err
+    assert not (tmp_path / "ledger.sqlite").exists()
