@@ -103,9 +103,15 @@ def _epoch(text):
 
 
 def job(job_id):
-    """scontrol's view of a job: state, submit/start (epoch), nodes, batch host."""
-    fields = dict(item.split("=", 1) for item in slurm("scontrol", "show", "job", "-o", job_id).split()
-                  if "=" in item)
+    """scontrol's view of a job: state, submit/start (epoch), nodes, batch host. A job Slurm
+    already forgot (MinJobAge after it ended) reads as state GONE."""
+    try:
+        text = slurm("scontrol", "show", "job", "-o", job_id)
+    except DemoError as exc:
+        if "Invalid job id" not in str(exc):
+            raise
+        return {"state": "GONE", "submit": None, "start": None, "nodes": [], "batch_host": None}
+    fields = dict(item.split("=", 1) for item in text.split() if "=" in item)
     return {"state": fields.get("JobState"), "submit": _epoch(fields.get("SubmitTime")),
             "start": _epoch(fields.get("StartTime")) if fields.get("JobState") != "PENDING" else None,
             "nodes": sh(["docker", "exec", SLURMCTLD, "scontrol", "show", "hostnames",
@@ -174,7 +180,7 @@ def run_demo(say=print, idle_timeout=900):
         info = job(two)
         report[two] = timeline(two, info)
         say("job %s (-N2) started %.1f s after submit on %s" % (two, info["start"] - info["submit"], info["nodes"]))
-        wait_for("job %s to end" % two, lambda: job(two)["state"] in ("COMPLETED", "FAILED"), 300)
+        wait_for("job %s to end" % two, lambda: job(two)["state"] in ("COMPLETED", "FAILED", "GONE"), 300)
         cold = sorted(n for n in _inventory() if states().get(n) in (None, "enrolled", "inspected"))
         faulty = cold[0] if cold else None
         if faulty:

@@ -90,7 +90,9 @@ def release_members(ledger, nodes):
 
 
 def gang_status(ledger, gang_id):
+    """The ledger's gang record, or None when the gang never reached admission (the ledger's
+    gang rows are written by admit.yml; a gang rolled back before that has none)."""
     try:
         return _gang.status(ledger, gang_id)
-    except LedgerError:
+    except LifecycleError:
         return None

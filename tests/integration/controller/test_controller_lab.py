@@ -120,7 +120,7 @@ def test_a_killed_controller_converges_without_provisioning_twice(lab):
 
 
 def test_a_gang_gets_a_spare_for_a_faulty_member_and_starts_all_at_once(lab):
-    demo.wait_for("job to end", lambda: demo.job(lab["two"][0])["state"] in ("COMPLETED", "FAILED"), 300)
+    demo.wait_for("job to end", lambda: demo.job(lab["two"][0])["state"] in ("COMPLETED", "FAILED", "GONE"), 300)
     cold = sorted(n for n in demo._inventory() if demo.states().get(n) in (None, "enrolled", "inspected"))
     faulty = cold[0]
     gpufleet("lab", "fault", faulty, "faulty_gpu")

@@ -164,3 +164,17 @@ def test_a_refused_ledger_step_is_recorded_failed_and_the_pass_goes_on(ledger, m
     rec.drain()
     outcomes = [d["outcome"] for d in records.decisions(ledger)]
     assert outcomes[0].startswith("failed: Illegal lifecycle transition") and outcomes[1] == "ok"
+
+
+def test_rolling_back_a_gang_the_ledger_never_saw_parks_its_members(ledger, make_reconciler):
+    # gang rows are written at admission; a gang rolled back before has none (found in the lab:
+    # the controller stopped on "Gang ... is not in the ledger")
+    for node in ("n1", "n2"):
+        for target in ("enrolled", "inspected", "imaging", "configuring", "validating", "ready", "hot"):
+            ledger.transition(node, target, "test", "setup")
+    rollback = Action(kind="rollback", pool="lab", nodes=("n1", "n2"), reason="job gone", gang_id="1@900",
+                      job_id="1", target_tier="warm")
+    rec, runs, _p = make_reconciler([rollback])
+    rec.once()
+    rec.drain()
+    assert runs.calls[0][0] == "park" and [d["outcome"] for d in records.decisions(ledger)] == ["ok"]
