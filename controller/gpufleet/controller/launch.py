@@ -43,6 +43,12 @@ class Launcher:
     def _start(self, batch, views):
         first = batch[0][1]
         playbook, extra = playbook_for(first)
+        if not any(a.nodes for _i, a in batch):
+            # e.g. a rollback of a gang none of whose members was ever started: only records
+            for decision_id, action in batch:
+                self._before(decision_id, action)
+                self.journal.outcome(decision_id, "ok")
+            return
         if playbook is None:
             for decision_id, action in batch:
                 self.journal.outcome(decision_id, "failed: no playbook for action kind %r" % action.kind)

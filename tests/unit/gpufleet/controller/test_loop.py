@@ -178,3 +178,11 @@ def test_rolling_back_a_gang_the_ledger_never_saw_parks_its_members(ledger, make
     rec.once()
     rec.drain()
     assert runs.calls[0][0] == "park" and [d["outcome"] for d in records.decisions(ledger)] == ["ok"]
+
+
+def test_an_action_naming_no_node_runs_no_playbook(ledger, make_reconciler):
+    rollback = Action(kind="rollback", pool="lab", nodes=(), reason="job gone", gang_id="1@900", job_id="1")
+    rec, runs, _p = make_reconciler([rollback])
+    rec.once()
+    rec.drain()
+    assert runs.calls == [] and [d["outcome"] for d in records.decisions(ledger)] == ["ok"]
