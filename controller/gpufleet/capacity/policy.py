@@ -18,7 +18,8 @@ from typing_extensions import Annotated
 from gpufleet.capacity.policy_errors import PolicyError, explain
 
 __all__ = ["Policy", "Pool", "Fleet", "TierCounts", "TierCeilings", "Members", "Match",
-           "Schedule", "Forecast", "Estimates", "PolicyError", "parse_duration",
+           "Schedule", "Forecast", "Estimates", "Day2", "Persistence", "Refresh",
+           "PolicyError", "parse_duration", "parse_budget",
            "parse_policy", "load_policy", "DAYS"]
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -26,6 +27,7 @@ _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd])\s*$")
 DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,62}$")
 _HHMM = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")
+_PERCENT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*%\s*$")
 
 
 def parse_duration(value):
@@ -150,6 +152,58 @@ class Estimates(_Strict):
     cold: Duration = 2700.0
 
 
+def parse_budget(value):
+    """A disruption budget: a node count (3) or a share of the pool ('10%'), kept as given.
+
+    Karpenter's default is 10%; a percent is rounded up as Karpenter does (gpufleet.day2.budget),
+    0 freezes day-2 work for the pool."""
+    if isinstance(value, bool):
+        raise ValueError(f"{value!r} is not a budget; fix: write a node count like 2 or a "
+                         "percent like '10%'")
+    if isinstance(value, int):
+        if value < 0:
+            raise ValueError(f"a budget of {value} nodes is below 0; fix: write 0 or more")
+        return value
+    found = _PERCENT.match(value) if isinstance(value, str) else None
+    if not found or not 0 < float(found.group(1)) <= 100:
+        raise ValueError(f"{value!r} is not a budget; fix: write a node count like 2 or a "
+                         "percent above 0 and at most 100 like '10%'")
+    return value.strip()
+
+
+class Persistence(_Strict):
+    """A health signal acts only when it repeats ``count`` times within ``window``, or lasts
+    ``duration`` (when set) - a flapping node is not cycled."""
+    count: int = Field(default=3, strict=True, ge=1, le=100)
+    window: Duration = 600.0
+    duration: Optional[Duration] = None
+
+    @model_validator(mode="after")
+    def _window_positive(self):
+        if self.window <= 0:
+            raise ValueError("window must be above 0s; fix: write a duration like 10m")
+        return self
+
+
+class Refresh(_Strict):
+    """Image or gate-profile rollouts: canaries first, halted by their gate failures."""
+    canaries: int = Field(default=1, strict=True, ge=1, le=100)
+    max_canary_failures: int = Field(default=0, strict=True, ge=0, le=100)
+
+
+class Day2(_Strict):
+    """Automatic day-2 work for a pool (docs/day2.md): detect, drain, recycle, renew, refresh."""
+    budget: Annotated[object, BeforeValidator(parse_budget)] = "10%"
+    persistence: Persistence = Persistence()
+    drain_timeout: Duration = 7200.0
+    on_drain_timeout: Literal["requeue", "wait"] = "requeue"
+    max_recycles: int = Field(default=2, strict=True, ge=1, le=20)
+    recycle_window: Duration = 86400.0
+    renewal_max_age: Optional[Duration] = None
+    renewal_reimage: bool = Field(default=False, strict=True)
+    refresh: Refresh = Refresh()
+
+
 class Pool(_Strict):
     """One pool: nodes of one SKU and tier label, the jobs they serve and how warm to keep them."""
     sku: str
@@ -168,6 +222,7 @@ class Pool(_Strict):
     estimates: Estimates = Estimates()
     schedules: Tuple[Schedule, ...] = ()
     forecast: Forecast = Forecast()
+    day2: Day2 = Day2()
 
     @model_validator(mode="after")
     def _floors_under_ceilings(self):

@@ -8,18 +8,23 @@ import typing
 
 from pydantic import BaseModel
 
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.errors import GpufleetError
+
 __all__ = ["PolicyError", "explain"]
 
 
-class PolicyError(ValueError):
-    """A policy file was refused. ``problems``: one line per bad field; nothing was applied."""
+class PolicyError(GpufleetError, ValueError):
+    """A policy file was refused. ``problems``: one line per bad field; nothing was applied.
+
+    A GpufleetError, so every ``gpufleet`` command prints it as one message, no traceback.
+    """
 
     def __init__(self, source, problems):
         self.source = source
         self.problems = list(problems)
         head = f"capacity policy {source} refused ({len(self.problems)} problem(s)); " \
                "nothing was applied:"
-        super().__init__("\n  ".join([head] + self.problems))
+        super().__init__("\n  ".join([head] + self.problems), source=source, problems=self.problems)
 
 
 # Fixes for pydantic's own error types; our validators write their fix into the message.
