@@ -1,6 +1,14 @@
+"""Fixtures of the ledger suite: every test runs on SQLite and on PostgreSQL.
+
+PostgreSQL comes from GPUFLEET_TEST_PG_URL (scripts/ci-postgres.sh prints one); each test
+gets its own schema in that database, dropped afterwards. Without the variable the
+PostgreSQL half skips, except in CI (GPUFLEET_CI=1), where it fails.
+"""
 import pytest
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger import Ledger
+
+from tests.pg import ledger_location
 
 
 class FakeClock:
@@ -19,9 +27,16 @@ def clock():
     return FakeClock()
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def ledger_url(request, tmp_path):
+    """A fresh, empty ledger location: an SQLite file path or a PostgreSQL URL."""
+    with ledger_location(request.param, tmp_path) as location:
+        yield location
+
+
 @pytest.fixture
-def ledger(tmp_path, clock):
-    book = Ledger(str(tmp_path / "ledger.sqlite"), clock=clock)
+def ledger(ledger_url, clock):
+    book = Ledger(ledger_url, clock=clock)
     yield book
     book.close()
 
