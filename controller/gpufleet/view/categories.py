@@ -1,0 +1,85 @@
+"""Where each owned node stands, in the seam's categories and the four layers.
+
+A node's category comes from its ledger state and, while it is joined, from Slurm's
+state. Busy and idle are schedulable; every other category is paid but not schedulable.
+Layers: L4 workload (busy), L3 scheduling (joined, but idle or refused by Slurm),
+L2 provisioning (on its way or parked by the controller), L1 capacity supply (broken or
+not enrolled). docs/fleet-view.md has the table.
+"""
+import re
+
+__all__ = ["state_words", "CATEGORIES", "LAYER_OF", "SCHEDULABLE", "LAYERS", "LAYER_NAMES",
+           "ledger_category", "slurm_category", "IN_FLIGHT_STATES"]
+
+LAYERS = ("L1", "L2", "L3", "L4")
+LAYER_NAMES = {"L1": "capacity supply", "L2": "provisioning", "L3": "scheduling", "L4": "workload"}
+
+# (category, layer), in the order the seam shows them.
+_TABLE = (
+    ("busy", "L4"),
+    ("idle", "L3"),          # joined and schedulable, running nothing
+    ("slurm_down", "L3"),    # joined in the ledger, but Slurm says DOWN/FAIL/NOT_RESPONDING
+    ("unsampled", "L3"),     # joined, no Slurm sample yet: not proven schedulable
+    ("hot", "L2"),           # validated, powered, held (hot; ready: waiting for admission)
+    ("warm", "L2"),          # parked: validated, powered off
+    ("cold", "L2"),          # enrolled or inspected: needs the full bring-up
+    ("provisioning", "L2"),  # imaging, configuring, validating, waking, recycling
+    ("draining", "L2"),
+    ("failed", "L1"),
+    ("break_fix", "L1"),
+    ("not_enrolled", "L1"),  # owned by the pool, not (yet) in the ledger
+)
+CATEGORIES = tuple(c for c, _l in _TABLE)
+LAYER_OF = dict(_TABLE)
+SCHEDULABLE = ("busy", "idle")
+
+_LEDGER = {
+    "hot": "hot", "ready": "hot", "parked": "warm",
+    "enrolled": "cold", "inspected": "cold",
+    "imaging": "provisioning", "configuring": "provisioning", "validating": "provisioning",
+    "waking": "provisioning", "recycling": "provisioning",
+    "draining": "draining", "failed": "failed", "break_fix": "break_fix",
+}
+# Bring-ups under way: what a concurrency limit counts.
+IN_FLIGHT_STATES = ("imaging", "configuring", "validating", "waking", "recycling")
+_BUSY = {"ALLOCATED", "ALLOC", "MIXED", "MIX", "COMPLETING"}
+_DRAIN = {"DRAIN", "DRAINING", "DRAINED"}
+_DOWN = {"DOWN", "FAIL", "FAILING", "NOT_RESPONDING", "POWERED_DOWN", "POWER_DOWN",
+         "POWERING_DOWN", "FUTURE", "UNKNOWN", "MAINTENANCE", "MAINT", "RESERVED", "INVALID",
+         "INVALID_REG", "REBOOT_REQUESTED", "REBOOT_ISSUED", "POWERING_UP"}
+
+
+def ledger_category(state):
+    """Category of a node that is not joined; None for joined (ask Slurm) and decommissioned
+    (no longer owned). Unknown states raise: a new ledger state must be placed here."""
+    if state in ("joined", "decommissioned"):
+        return None
+    if state is None:
+        return "not_enrolled"
+    try:
+        return _LEDGER[state]
+    except KeyError:
+        raise ValueError('Ledger state "%s" has no fleet-view category; add it to '
+                         'gpufleet/view/categories.py.' % state)
+
+
+def state_words(text):
+    """Slurm's state text as upper-case words: ``"idle+drain"`` -> ``{"IDLE", "DRAIN"}``."""
+    return frozenset(w.upper() for w in re.split(r"[+,\s]+", text or "") if w)
+
+
+def slurm_category(words):
+    """Category of a joined node from Slurm's state words (None or empty: unsampled)."""
+    words = {w.upper() for w in (words or ())}
+    if not words:
+        return "unsampled"
+    # A job still running on a draining node is work done: busy wins over the flags.
+    if words & _BUSY:
+        return "busy"
+    if words & _DRAIN:
+        return "draining"
+    if words & _DOWN:
+        return "slurm_down"
+    if "IDLE" in words:
+        return "idle"
+    return "slurm_down"
