@@ -22,7 +22,7 @@ def test_expected_time_left_comes_from_the_pools_measured_stays():
     left, how = expected_left(durations, "validating", 600.0)
     assert round(left, 6) == 120.0 and "median of 2" in how
     assert expected_left(durations, "validating", 5000.0)[0] == 0.0
-    assert expected_left(durations, "waking", 0.0)[0] == 0.0  # n2 woke in 900 s
+    assert expected_left(durations, "waking", 300.0)[0] == 600.0  # n2 woke in 900 s
     assert expected_left(durations, "recycling", 0.0) == (None, "no measured recycling duration in this pool yet")
 
 
