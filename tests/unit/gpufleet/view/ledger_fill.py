@@ -53,3 +53,14 @@ def write_inputs(tmp_path):
     (tmp_path / "squeue.json").write_text(json.dumps(SQUEUE))
     (tmp_path / "sinfo.json").write_text(json.dumps(SINFO))
     return [str(tmp_path / n) for n in ("ledger.sqlite", "policy.yml", "squeue.json", "sinfo.json")]
+
+
+def write_gate(tmp_path):
+    """Gate reports: n1 passed two checks, n2 failed dcgm_diag; returns the folder."""
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    (gate / "n1.json").write_text(json.dumps({"node": "n1", "verdict": "pass", "phases": [{"name": "gpu", "checks": [
+        {"name": "gpu_count", "verdict": "pass"}, {"name": "dcgm_diag", "verdict": "pass"}]}]}))
+    (gate / "n2.json").write_text(json.dumps({"node": "n2", "verdict": "fail", "phases": [{"name": "gpu", "checks": [
+        {"name": "gpu_count", "verdict": "pass"}, {"name": "dcgm_diag", "verdict": "fail"}]}]}))
+    return str(gate)

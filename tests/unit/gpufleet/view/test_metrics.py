@@ -1,5 +1,4 @@
 """The exporter on a real loopback port, scraped with requests, checked against a filled ledger."""
-import json
 
 import requests
 import yaml
@@ -11,7 +10,7 @@ from gpufleet.main import main
 from gpufleet.view import sources
 from gpufleet.view.metrics import LedgerCollector, serve
 from tests.unit.gpufleet.view.history import H, T0
-from tests.unit.gpufleet.view.ledger_fill import POLICY, fill
+from tests.unit.gpufleet.view.ledger_fill import POLICY, fill, write_gate
 
 
 def _samples(text):
@@ -28,20 +27,10 @@ def _scrape(server):
     return _samples(reply.text)
 
 
-def _gate(tmp_path):
-    gate = tmp_path / "gate"
-    gate.mkdir()
-    (gate / "n1.json").write_text(json.dumps({"node": "n1", "verdict": "pass", "phases": [{"name": "gpu", "checks": [
-        {"name": "gpu_count", "verdict": "pass"}, {"name": "dcgm_diag", "verdict": "pass"}]}]}))
-    (gate / "n2.json").write_text(json.dumps({"node": "n2", "verdict": "fail", "phases": [{"name": "gpu", "checks": [
-        {"name": "gpu_count", "verdict": "pass"}, {"name": "dcgm_diag", "verdict": "fail"}]}]}))
-    return str(gate)
-
-
 def test_scraped_numbers_match_the_ledger_and_follow_it(tmp_path):
     fill(tmp_path / "ledger.sqlite").close()
     path = str(tmp_path / "ledger.sqlite")
-    collector = LedgerCollector(lambda: sources.open_ledger(path), yaml.safe_load(POLICY), _gate(tmp_path),
+    collector = LedgerCollector(lambda: sources.open_ledger(path), yaml.safe_load(POLICY), write_gate(tmp_path),
                                 clock=lambda: T0 + 4 * H)
     server = serve(0, "127.0.0.1", collector)
     try:
