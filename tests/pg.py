@@ -7,6 +7,8 @@ import contextlib
 import os
 import uuid
 
+import pytest
+
 from tests.helpers import need
 
 PG_URL_VAR = "GPUFLEET_TEST_PG_URL"
@@ -49,3 +51,10 @@ def ledger_location(backend, tmp_path, name="ledger.sqlite"):
         return
     with pg_schema() as url:
         yield url
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def ledger_url(request, tmp_path):
+    """A fresh, empty ledger location: an SQLite file path or a PostgreSQL URL."""
+    with ledger_location(request.param, tmp_path) as location:
+        yield location

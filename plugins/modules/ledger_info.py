@@ -37,7 +37,7 @@ options:
     description: Also return this gang (status, deadline, members and their states).
     type: str
 notes:
-  - A missing ledger file is an error (nothing was ever recorded there).
+  - A missing SQLite ledger file is an error (nothing was ever recorded there); nothing is created.
 seealso:
   - module: gpufleet.baremetal.node_state
 """
@@ -82,14 +82,11 @@ gang:
   type: dict
 """
 
-import os
-
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.errors import GpufleetError
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import gang
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.argspec import ledger_argspec
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger import Ledger
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.argspec import ledger_argspec, open_ledger
 
 
 def main():
@@ -102,11 +99,8 @@ def main():
         ),
         supports_check_mode=True)
     params = module.params
-    if not os.path.isfile(params["ledger"]):
-        module.fail_json(msg="No lifecycle ledger at %s. Run playbooks/enroll.yml first or pass "
-                             "the right ledger path." % params["ledger"])
     try:
-        book = Ledger(params["ledger"], dry_run=True)
+        book = open_ledger(module, read_only=True)
         wanted = set(params["nodes"]) if params["nodes"] is not None else None
         records = [r for r in book.nodes(sku=params["sku"]) if wanted is None or r["node"] in wanted]
         result = {"changed": False, "nodes": records,

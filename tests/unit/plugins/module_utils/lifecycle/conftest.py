@@ -8,7 +8,7 @@ import pytest
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger import Ledger
 
-from tests.pg import ledger_location
+from tests.pg import ledger_url  # noqa: F401  pylint: disable=unused-import  (fixture)
 
 
 class FakeClock:
@@ -27,15 +27,8 @@ def clock():
     return FakeClock()
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def ledger_url(request, tmp_path):
-    """A fresh, empty ledger location: an SQLite file path or a PostgreSQL URL."""
-    with ledger_location(request.param, tmp_path) as location:
-        yield location
-
-
 @pytest.fixture
-def ledger(ledger_url, clock):
+def ledger(ledger_url, clock):  # noqa: F811  pylint: disable=redefined-outer-name
     book = Ledger(ledger_url, clock=clock)
     yield book
     book.close()
