@@ -8,9 +8,10 @@ from dataclasses import dataclass, field
 from typing import Optional, Tuple
 
 __all__ = [
-    "Job", "NodeView", "Demand", "Supply", "Action", "Plan",
+    "Job", "NodeView", "Demand", "Supply", "Action", "Plan", "Gang", "GangMember",
+    "DemandSample",
     "TIERS", "BUSY", "IDLE", "HOT", "WARM", "COLD", "UNAVAILABLE", "PROVISIONING",
-    "ACTION_KINDS",
+    "ACTION_KINDS", "BRINGUP_KINDS", "BOUNDED_KINDS",
 ]
 
 # Warmth tiers, fastest first (docs/capacity.md). PROVISIONING: on its way (imaging,
@@ -36,7 +37,14 @@ ACTION_KINDS = (
     "hold",        # idle joined -> hot (drain, keep powered): scale-down into the hot tier
     "park",        # idle joined or hot -> warm: drain, power off through Redfish
     "break_fix",   # failed twice in a row: hand to a human
+    "reserve",     # a gang is formed: these nodes are set aside for one job until admit/rollback
 )
+# Kinds that run a node operation taking minutes; bounded by the pool's
+# max_concurrent_bringups (bringup, wake) and the fleet's concurrency_limit (all three).
+# rollback, hold, resume, admit, substitute, reserve and break_fix are never held back:
+# they release or record, and blocking them would strand nodes.
+BRINGUP_KINDS = ("bringup", "wake")
+BOUNDED_KINDS = ("bringup", "wake", "park")
 
 
 @dataclass(frozen=True)
@@ -68,27 +76,69 @@ class NodeView:
     state: str                      # ledger lifecycle state
     since: float = 0.0              # when it entered the current tier/state
     idle_since: Optional[float] = None   # joined and running nothing since then
-    gate_passed_at: Optional[float] = None
+    gate_passed_at: Optional[float] = None   # last passed acceptance gate (tiers.gate_valid)
     image_version: Optional[str] = None
-    consecutive_failures: int = 0
-    gang_id: Optional[str] = None
-    jobs: Tuple[str, ...] = ()      # jobs running on it
+    consecutive_failures: int = 0   # failed bring-ups in a row; break_fix at the policy's limit
+    gang_id: Optional[str] = None   # the gang it is reserved for, as the ledger records it
+    jobs: Tuple[str, ...] = ()      # jobs running on it (never parked or held while non-empty)
 
 
 @dataclass(frozen=True)
 class Demand:
-    """Pending and running jobs; ``unservable`` lists jobs no pool can ever serve."""
+    """Pending and running jobs as the scheduler reports them (``Job.pool`` may be unset:
+    gpufleet.capacity.demand.map_jobs fills it and sets aside the jobs no pool can serve)."""
     jobs: Tuple[Job, ...] = ()
 
 
 @dataclass(frozen=True)
+class GangMember:
+    """One node reserved for a gang and the time by which it must be hot (its own deadline)."""
+    node: str
+    deadline_at: float
+
+
+@dataclass(frozen=True)
+class Gang:
+    """A gang in progress: formed by a ``reserve`` action, ended by ``admit`` or ``rollback``.
+
+    The controller stores it (ledger) and the simulator keeps it in memory; both hand it back
+    in ``Supply.gangs`` on the next pass. ``gang.fold`` applies a plan's actions to it.
+    """
+    gang_id: str
+    job_id: str
+    pool: str
+    size: int                               # nodes the job needs
+    deadline_at: float                      # reserve time + the pool's gang_deadline
+    members: Tuple[GangMember, ...] = ()    # current members (substitutes replace entries)
+    replaced: Tuple[str, ...] = ()          # members swapped out so far, never taken back
+
+
+@dataclass(frozen=True)
 class Supply:
+    """Every node of every pool, the work under way and the gangs in progress."""
     nodes: Tuple[NodeView, ...] = ()
     in_flight: Tuple["Action", ...] = ()   # actions started and not finished (counted, not repeated)
+    gangs: Tuple[Gang, ...] = ()           # gangs reserved and neither admitted nor rolled back
+
+
+@dataclass(frozen=True)
+class DemandSample:
+    """One minute of recorded demand for one pool (the ledger's demand history)."""
+    pool: str
+    minute: float                   # epoch seconds at the start of the minute
+    gpus_running: int = 0
+    gpus_pending: int = 0
+    gpus_pending_capacity: int = 0  # pending for lack of capacity (Resources), not Priority etc.
+
+    @property
+    def gpus(self):
+        """The demand the forecast reads: what ran plus what waited."""
+        return self.gpus_running + self.gpus_pending
 
 
 @dataclass(frozen=True)
 class Action:
+    """One thing to do, with the reason a person reads in the decision log."""
     kind: str                       # one of ACTION_KINDS
     pool: str
     nodes: Tuple[str, ...]
@@ -96,11 +146,15 @@ class Action:
     job_id: Optional[str] = None
     gang_id: Optional[str] = None
     replaces: Optional[str] = None  # substitute: the member it replaces
-    target_tier: Optional[str] = None   # park/hold/rollback: the tier the nodes go to
+    target_tier: Optional[str] = None   # park/hold/rollback: the tier the nodes go to;
+    #                                     bringup: hot, or warm (bring up then park)
+    deadline_at: Optional[float] = None  # reserve: the gang's deadline; wake/bringup/substitute
+    #                                      for a gang: that member's own deadline
 
 
 @dataclass(frozen=True)
 class Plan:
+    """The planner's answer: actions in the order to start them, and notes per pool."""
     actions: Tuple[Action, ...] = ()
     # Per pool: the floors in force (base, schedule, forecast) and why; unservable jobs;
     # demand and supply counts. The decision log stores this beside each action.

@@ -1,0 +1,136 @@
+"""Gangs, all or nothing: reserve N nodes for one job, admit only when all N are hot and
+validated (on exactly those nodes), replace a member that failed or missed its own deadline
+with a spare of the same pool while the gang deadline allows, else roll back.
+
+A gang is formed by a ``reserve`` action and ended by ``admit`` or ``rollback``;
+gpufleet.capacity.gangbook.fold applies a plan's actions to the gangs in progress.
+"""
+from gpufleet.capacity.emit import ago
+from gpufleet.capacity.model import COLD, HOT, UNAVAILABLE, WARM
+
+__all__ = ["advance", "form", "gang_id_for"]
+
+
+def gang_id_for(job, now):
+    """Deterministic and new per attempt: a job rolled back and formed again gets a new id."""
+    return f"{job.job_id}@{int(now)}"
+
+
+def _estimate(settings, tier):
+    return {HOT: 0.0, WARM: settings.estimates.warm}.get(tier, settings.estimates.cold)
+
+
+def _pick(run, pool, count, deadline):
+    """Take ``count`` free nodes, fastest tier first, only from tiers that can be hot by
+    ``deadline``; None (nothing taken) when the pool cannot supply them all."""
+    view, settings = run.views[pool], run.policy.pools[pool]
+    tiers = [HOT] + [t for t in (WARM, COLD) if run.now + _estimate(settings, t) <= deadline]
+    if sum(view.count(t) for t in tiers) < count:
+        return None
+    picked = []
+    for tier in tiers:
+        while len(picked) < count and view.count(tier):
+            picked.append((view.take(tier), tier))
+    return picked
+
+
+def _start(run, pool, gang_id, job_id, node, tier, deadline, why):
+    """Wake or bring up one member; its own deadline is its tier's estimate from now."""
+    if tier == HOT:
+        return None
+    kind = "wake" if tier == WARM else "bringup"
+    if not run.budget.spend(pool, kind):
+        run.note(pool, "held_back", f"gang {gang_id} member {node}: concurrency limit reached")
+        return None
+    mine = min(deadline, run.now + _estimate(run.policy.pools[pool], tier))
+    verb = "waking parked" if kind == "wake" else "bringing up cold"
+    return run.add(kind, pool, (node,), f"{why}: {verb} {node}, due by +{ago(mine - run.now)}",
+                   gang_id=gang_id, job_id=job_id, deadline_at=mine, target_tier=HOT)
+
+
+def form(run, pool, job):
+    """Reserve nodes for a pending gang job, start the ones not hot, admit when all are hot."""
+    settings = run.policy.pools[pool]
+    deadline = run.now + settings.gang_deadline
+    picked = _pick(run, pool, job.nodes, deadline)
+    if picked is None:
+        run.note(pool, "gang_waiting", f"job {job.job_id} needs {job.nodes} nodes; pool {pool} "
+                 f"cannot have them hot within the gang deadline {ago(settings.gang_deadline)}")
+        return
+    gang_id = gang_id_for(job, run.now)
+    nodes = tuple(node for node, _ in picked)
+    hot = sum(1 for _, tier in picked if tier == HOT)
+    why = f"gang job {job.job_id} needs {job.nodes} nodes of pool {pool}"
+    run.add("reserve", pool, nodes, f"{why}: reserving {', '.join(nodes)} ({hot} hot), "
+            f"deadline +{ago(settings.gang_deadline)}", gang_id=gang_id, job_id=job.job_id,
+            deadline_at=deadline)
+    for node, tier in picked:
+        _start(run, pool, gang_id, job.job_id, node, tier, deadline, why)
+    if hot == job.nodes:
+        run.add("admit", pool, nodes, f"{why}: all {job.nodes} reserved nodes are hot and "
+                "validated: admitting them together", gang_id=gang_id, job_id=job.job_id)
+
+
+def _trouble(run, member, node):
+    """Why a member must be replaced, or None while it is fine."""
+    if node is None:
+        return f"{member.node} is no longer in the pool"
+    if node.tier == UNAVAILABLE:
+        return f"{member.node} is {node.state}"
+    if node.tier != HOT and run.now > member.deadline_at:
+        return f"{member.node} missed its own deadline by {ago(run.now - member.deadline_at)}"
+    return None
+
+
+def advance(run, pool, gang, job):
+    """One step for a gang in progress: admit, substitute, start waiting members, or roll back."""
+    view = run.views[pool]
+    members = [(m, view.nodes.get(m.node)) for m in gang.members]
+    why = f"gang {gang.gang_id} (job {gang.job_id}, {gang.size} nodes)"
+    if job is None:
+        return _rollback(run, pool, gang, members, f"{why}: the job is no longer pending")
+    troubles = [(m, _trouble(run, m, n)) for m, n in members]
+    troubles = [(m, t) for m, t in troubles if t]
+    if not troubles and all(n.tier == HOT for _, n in members):
+        return run.add("admit", pool, tuple(m.node for m in gang.members),
+                       f"{why}: all members hot and validated: admitting them together",
+                       gang_id=gang.gang_id, job_id=gang.job_id)
+    if run.now >= gang.deadline_at:
+        return _rollback(run, pool, gang, members, f"{why}: gang deadline passed with "
+                         f"{sum(1 for _, n in members if n and n.tier == HOT)} of {gang.size} hot")
+    for member, trouble in troubles:
+        if not _substitute(run, pool, gang, member, f"{why}: {trouble}"):
+            return _rollback(run, pool, gang, members, f"{why}: {trouble} and no spare of "
+                             "the pool can be hot before the gang deadline")
+    replaced = {m.node for m, _ in troubles}
+    _start_waiting(run, pool, gang, [(m, n) for m, n in members if m.node not in replaced], why)
+    return None
+
+
+def _substitute(run, pool, gang, member, why):
+    picked = _pick(run, pool, 1, gang.deadline_at)
+    if picked is None:
+        return False
+    (spare, tier), = picked
+    mine = min(gang.deadline_at, run.now + _estimate(run.policy.pools[pool], tier))
+    run.add("substitute", pool, (spare,), f"{why}: replacing it with {tier} spare {spare}",
+            gang_id=gang.gang_id, job_id=gang.job_id, replaces=member.node, deadline_at=mine)
+    _start(run, pool, gang.gang_id, gang.job_id, spare, tier, gang.deadline_at, why)
+    return True
+
+
+def _start_waiting(run, pool, gang, members, why):
+    """Members the limits held back earlier (still warm or cold, nothing in flight)."""
+    view = run.views[pool]
+    for member, node in members:
+        if node.tier in (WARM, COLD) and member.node not in view.in_flight:
+            _start(run, pool, gang.gang_id, gang.job_id, member.node, node.tier,
+                   gang.deadline_at, f"{why}: member waiting to start")
+
+
+def _rollback(run, pool, gang, members, why):
+    """Admit nothing; healthy members go back to a warm tier (the failed ones stay out)."""
+    healthy = tuple(m.node for m, n in members if n is not None and n.tier != UNAVAILABLE)
+    return run.add("rollback", pool, healthy, f"{why}: rolling back, nothing admitted, "
+                   f"{len(healthy)} healthy member(s) back to warm", gang_id=gang.gang_id,
+                   job_id=gang.job_id, target_tier=WARM)

@@ -1,0 +1,106 @@
+"""plan(demand, supply, policy, now, history) -> Plan: the capacity controller's one decision.
+
+Pure and deterministic: the same inputs give the same actions in the same order. The
+controller and the simulator both call it. Steps, each over all pools in policy order so the
+fleet's concurrency budget goes to the most urgent work first:
+
+1. break_fix for nodes that failed ``failures_before_break_fix`` times in a row;
+2. gangs in progress (admit, substitute, start, roll back), then new gangs (reserve);
+3. reactive: pending single-node jobs idle nodes cannot serve;
+4. proactive: the hot and warm floors in force (base, schedule, forecast);
+5. scale-down: long-idle joined nodes held or parked, surplus hot nodes parked.
+"""
+from gpufleet.capacity.budget import Budget
+from gpufleet.capacity.demand import map_jobs
+from gpufleet.capacity.emit import Pass
+from gpufleet.capacity.fill import proactive, reactive
+from gpufleet.capacity.floors import floors_at
+from gpufleet.capacity.gang import advance, form
+from gpufleet.capacity.model import BUSY, IDLE, TIERS, Plan
+from gpufleet.capacity.scaledown import scale_down
+from gpufleet.capacity.view import build_views
+
+__all__ = ["plan"]
+
+
+def plan(demand, supply, policy, now, history=None):
+    """Decide this pass's actions. ``history``: {pool: DemandSample sequence sorted by minute}
+    for the forecast (None: no forecast input)."""
+    mapped = map_jobs(demand, policy, supply)
+    views = build_views(policy, supply)
+    run = Pass(policy=policy, now=float(now), views=views, budget=Budget(policy, views))
+    pending = _pending_by_pool(mapped, policy)
+    floors = {name: _floors(run, name, history) for name in policy.pools}
+    for name in policy.pools:
+        _break_fix(run, name)
+    for name in policy.pools:
+        _gangs(run, name, supply, pending[name])
+    spare = {name: reactive(run, name, _singles(pending[name])) for name in policy.pools}
+    hot = {name: proactive(run, name, floors[name], spare[name]) for name in policy.pools}
+    for name in policy.pools:
+        scale_down(run, name, floors[name], hot[name], len(_singles(pending[name])))
+    for name in policy.pools:
+        _summarise(run, name, pending[name])
+    run.notes["unservable"] = [{"job_id": job.job_id, "reason": reason}
+                               for job, reason in mapped.unservable]
+    return Plan(actions=tuple(run.actions), notes=run.notes)
+
+
+def _pending_by_pool(mapped, policy):
+    pending = {name: [] for name in policy.pools}
+    for job in mapped.pending_all():
+        pending[job.pool].append(job)
+    return pending
+
+
+def _singles(jobs):
+    return [job for job in jobs if not job.gang]
+
+
+def _floors(run, name, history):
+    view = run.views[name]
+    joined = view.count(BUSY) + view.count(IDLE)
+    samples = (history or {}).get(name, ())
+    floors, why = floors_at(run.policy.pools[name], run.now, samples, joined)
+    run.notes.setdefault(name, {})["floors"] = why
+    return floors
+
+
+def _break_fix(run, name):
+    """Failed nodes at the limit go to a human; the others stay retryable (as cold)."""
+    view, limit = run.views[name], run.policy.pools[name].failures_before_break_fix
+    for node_name in list(view.retryable):
+        node = view.nodes[node_name]
+        if node.consecutive_failures >= limit:
+            view.retryable.remove(node_name)
+            run.add("break_fix", name, (node_name,), f"{node_name} failed "
+                    f"{node.consecutive_failures} times in a row (limit {limit}): handing it "
+                    "to a human instead of retrying")
+
+
+def _gangs(run, name, supply, jobs):
+    by_id = {job.job_id: job for job in jobs if job.gang}
+    formed = set()
+    for gang in sorted((g for g in supply.gangs if g.pool == name), key=lambda g: g.gang_id):
+        formed.add(gang.job_id)
+        advance(run, name, gang, by_id.get(gang.job_id))
+    idle_left = run.views[name].count(IDLE) - len(_singles(jobs))
+    for job in jobs:
+        if not job.gang or job.job_id in formed:
+            continue
+        if idle_left >= job.nodes:
+            idle_left -= job.nodes   # Slurm starts it on idle nodes by itself
+            continue
+        form(run, name, job)
+
+
+def _summarise(run, name, jobs):
+    view = run.views[name]
+    counts = {tier: 0 for tier in TIERS}
+    for node in view.nodes.values():
+        counts[node.tier] += 1
+    run.notes[name]["supply"] = counts
+    run.notes[name]["demand"] = {"pending_jobs": len(jobs),
+                                 "pending_gang_jobs": sum(1 for j in jobs if j.gang),
+                                 "pending_nodes": sum(j.nodes for j in jobs)}
+    run.notes[name]["in_flight"] = {"bringups": len(view.bringing), "parks": len(view.parking)}

@@ -1,0 +1,239 @@
+"""The capacity policy: a YAML file validated into frozen objects, or refused whole.
+
+Why pydantic (v2): typed, nested, immutable models with one error per bad field and its path
+(``pools.a100.floors.hot``); we only add the wording (what is wrong, the fix). A policy with any
+error is refused whole, so nothing of a bad file is ever applied. docs/capacity.md lists every
+knob. The only I/O in the capacity package is ``load_policy`` reading the file.
+"""
+import re
+from typing import Dict, List, Literal, Optional, Tuple
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import yaml
+from pydantic import (BaseModel, ConfigDict, Field, ValidationError, field_validator,
+                      model_validator)
+from pydantic.functional_validators import BeforeValidator
+from typing_extensions import Annotated
+
+from gpufleet.capacity.policy_errors import PolicyError, explain
+
+__all__ = ["Policy", "Pool", "Fleet", "TierCounts", "TierCeilings", "Members", "Match",
+           "Schedule", "Forecast", "Estimates", "PolicyError", "parse_duration",
+           "parse_policy", "load_policy", "DAYS"]
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd])\s*$")
+DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,62}$")
+_HHMM = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")
+
+
+def parse_duration(value):
+    """'90s', '15m', '2h', '7d' -> seconds. Bare numbers are refused: a unit is never guessed."""
+    if isinstance(value, bool) or not isinstance(value, str):
+        raise ValueError(f"a duration must be a string with a unit, got {value!r}; "
+                         "fix: write it like 90s, 15m, 2h or 7d")
+    found = _DURATION.match(value)
+    if not found:
+        raise ValueError(f"{value!r} is not a duration; fix: write a number and one unit "
+                         "s, m, h or d, like 90s, 15m, 2h or 7d")
+    return float(found.group(1)) * _UNITS[found.group(2)]
+
+
+Duration = Annotated[float, BeforeValidator(parse_duration)]
+Count = Annotated[int, Field(ge=0, strict=True)]
+
+
+class _Strict(BaseModel):
+    # extra=forbid: a misspelt knob (flor:) is an error, never silently ignored.
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TierCounts(_Strict):
+    """Nodes per warmth tier: floors (kept ready at least)."""
+    hot: Count = 0
+    warm: Count = 0
+
+
+class TierCeilings(_Strict):
+    """Most nodes kept per warmth tier; null: no ceiling."""
+    hot: Optional[Count] = None
+    warm: Optional[Count] = None
+
+
+class Members(_Strict):
+    """Which nodes belong to the pool: any inventory group, name pattern (fnmatch) or label."""
+    groups: Tuple[str, ...] = ()
+    patterns: Tuple[str, ...] = ()
+    labels: Dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _some_rule(self):
+        if not (self.groups or self.patterns or self.labels):
+            raise ValueError("no member rule; fix: give at least one of groups, patterns "
+                             "or labels")
+        return self
+
+
+class Match(_Strict):
+    """Which jobs the pool serves: partition (empty: any) and the features/GRES it provides.
+
+    A job matches when its partition is listed (or the list is empty) and every feature or
+    GRES name it asks for is in ``features`` + ``gres``.
+    """
+    partitions: Tuple[str, ...] = ()
+    features: Tuple[str, ...] = ()
+    gres: Tuple[str, ...] = ()
+
+
+class Schedule(_Strict):
+    """A time window (local time in ``timezone``) with its own floors, e.g. a workday buffer.
+
+    ``end`` before ``start`` crosses midnight: the window belongs to the day it starts.
+    """
+    name: str
+    days: Tuple[Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"], ...] = DAYS
+    start: str
+    end: str
+    timezone: str = "UTC"
+    floors: TierCounts
+
+    @field_validator("start", "end")
+    @classmethod
+    def _clock(cls, value):
+        if not _HHMM.match(value):
+            raise ValueError(f"{value!r} is not a time of day; fix: write HH:MM, 24-hour, "
+                             "like 08:00 or 20:30")
+        return value
+
+    @field_validator("timezone")
+    @classmethod
+    def _zone(cls, value):
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"unknown timezone {value!r}; fix: use an IANA name like "
+                             "Europe/Berlin, America/New_York or UTC") from None
+        return value
+
+    @model_validator(mode="after")
+    def _not_empty(self):
+        if self.start == self.end:
+            raise ValueError("start equals end, the window is empty; fix: set end to a "
+                             "different time (end before start crosses midnight)")
+        return self
+
+
+class Forecast(_Strict):
+    """Raise a floor from recorded demand at the same time of week over past weeks."""
+    enabled: bool = Field(default=False, strict=True)
+    quantile: float = Field(default=0.9, strict=True, gt=0, le=1)
+    lookback_weeks: int = Field(default=4, strict=True, ge=1, le=52)
+    bucket_minutes: int = Field(default=15, strict=True, ge=1, le=1440)
+    trend_weight: float = Field(default=0.5, strict=True, ge=0, le=4)
+    lead_time: Duration = 1800.0
+    tier: Literal["hot", "warm"] = "hot"
+
+
+class Estimates(_Strict):
+    """Expected time from each tier to hot: a gang member's own deadline, and whether a
+    spare can still make the gang deadline."""
+    warm: Duration = 600.0
+    cold: Duration = 2700.0
+
+
+class Pool(_Strict):
+    """One pool: nodes of one SKU and tier label, the jobs they serve and how warm to keep them."""
+    sku: str
+    tier: str = "standard"
+    gpus_per_node: int = Field(default=8, strict=True, ge=1, le=64)
+    members: Members
+    match: Match = Match()
+    floors: TierCounts = TierCounts()
+    ceilings: TierCeilings = TierCeilings()
+    max_concurrent_bringups: int = Field(default=4, strict=True, ge=1)
+    gang_deadline: Duration = 3600.0
+    idle_time: Duration = 900.0
+    park_to: Literal["auto", "hot", "warm"] = "auto"
+    gate_validity: Duration = 7 * 86400.0
+    failures_before_break_fix: int = Field(default=2, strict=True, ge=1, le=10)
+    estimates: Estimates = Estimates()
+    schedules: Tuple[Schedule, ...] = ()
+    forecast: Forecast = Forecast()
+
+    @model_validator(mode="after")
+    def _floors_under_ceilings(self):
+        for tier in ("hot", "warm"):
+            ceiling = getattr(self.ceilings, tier)
+            if ceiling is None:
+                continue
+            if getattr(self.floors, tier) > ceiling:
+                raise ValueError(f"floors.{tier} ({getattr(self.floors, tier)}) is above "
+                                 f"ceilings.{tier} ({ceiling}); fix: lower the floor or raise "
+                                 "the ceiling")
+            for sched in self.schedules:
+                if getattr(sched.floors, tier) > ceiling:
+                    raise ValueError(f"schedule {sched.name!r} floors.{tier} "
+                                     f"({getattr(sched.floors, tier)}) is above ceilings.{tier} "
+                                     f"({ceiling}); fix: lower it or raise the ceiling")
+        names = [s.name for s in self.schedules]
+        if len(set(names)) != len(names):
+            raise ValueError(f"schedule names repeat ({', '.join(sorted(names))}); fix: give "
+                             "each schedule its own name")
+        return self
+
+
+class Fleet(_Strict):
+    """Fleet-wide settings."""
+    concurrency_limit: int = Field(default=10, strict=True, ge=1)
+    interval: Duration = 10.0
+
+
+class Policy(_Strict):
+    """The whole policy file: ``version: 1``, ``fleet`` and ``pools`` (ordered: the first pool
+    whose match rules fit a job serves it)."""
+    version: Literal[1] = 1
+    fleet: Fleet = Fleet()
+    pools: Dict[str, Pool]
+
+    @field_validator("pools")
+    @classmethod
+    def _pool_names(cls, pools):
+        if not pools:
+            raise ValueError("no pools; fix: define at least one pool under pools:")
+        for name in pools:
+            if not _NAME.match(name):
+                raise ValueError(f"pool name {name!r} is not allowed; fix: use lower-case "
+                                 "letters, digits, '.', '_' or '-', starting with a letter "
+                                 "or digit (at most 63)")
+        return pools
+
+
+def parse_policy(text, source="<policy>"):
+    """YAML text -> Policy, or PolicyError listing every problem (nothing is applied)."""
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1} column {mark.column + 1}" if mark else ""
+        raise PolicyError(source, [f"(file){where}: not valid YAML ({getattr(exc, 'problem', exc)}); "
+                                   "fix: correct the YAML syntax there"]) from None
+    if not isinstance(data, dict):
+        raise PolicyError(source, ["(top level): expected a mapping with version, fleet and "
+                                   f"pools, got {type(data).__name__}; fix: start the file "
+                                   "with 'pools:'"])
+    try:
+        return Policy.model_validate(data)
+    except ValidationError as exc:
+        raise PolicyError(source, explain(exc, Policy)) from None
+
+
+def load_policy(path):
+    """Read and validate a policy file. Unreadable files are PolicyErrors too."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError as exc:
+        raise PolicyError(str(path), [f"(file): cannot read it ({exc.strerror}); fix: check "
+                                      "the path and its permissions"]) from None
+    return parse_policy(text, source=str(path))

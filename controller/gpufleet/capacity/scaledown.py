@@ -1,0 +1,70 @@
+"""Scale-down for one pool: long-idle joined nodes are held (hot) or parked (warm), surplus hot
+nodes are parked, never below a floor, never above a ceiling, never a node running a job.
+
+``park_to: auto`` fills the hot floor first (hold), then parks; ``hot`` only holds; ``warm``
+only parks. Pending single-node jobs keep as many idle nodes as they can use.
+"""
+from gpufleet.capacity.emit import ago
+from gpufleet.capacity.model import HOT, IDLE, WARM
+
+__all__ = ["scale_down"]
+
+
+def _long_idle(run, view, idle_time, keep):
+    """Idle nodes past the idle time, longest idle first, minus the ``keep`` youngest idle."""
+    idle = [view.nodes[name] for name in view.free.get(IDLE, ())]
+    idle = [n for n in idle if not n.jobs and n.idle_since is not None]
+    idle.sort(key=lambda n: (n.idle_since, n.node))
+    movable = idle[:max(0, len(idle) - keep)]
+    return [n for n in movable if run.now - n.idle_since >= idle_time]
+
+
+def _room(ceiling, have):
+    return True if ceiling is None else have < ceiling
+
+
+def scale_down(run, pool, floors, hot_have, pending_singles):
+    """Hold or park long-idle joined nodes, then park hot nodes above the hot floor."""
+    settings = run.policy.pools[pool]
+    view = run.views[pool]
+    warm_have = view.count(WARM) + view.incoming_warm
+    for node in _long_idle(run, view, settings.idle_time, pending_singles):
+        why = f"{node.node} idle {ago(run.now - node.idle_since)} (idle time {ago(settings.idle_time)})"
+        to_hot = settings.park_to == "hot" or (settings.park_to == "auto" and hot_have < floors["hot"])
+        if to_hot and _room(settings.ceilings.hot, hot_have):
+            run.add("hold", pool, (node.node,), f"{why}; hot {hot_have} of floor {floors['hot']}: "
+                    "holding it hot (drained, powered)", target_tier=HOT)
+            hot_have += 1
+        elif not to_hot and _room(settings.ceilings.warm, warm_have) and run.budget.spend(pool, "park"):
+            run.add("park", pool, (node.node,), f"{why}; hot floor {floors['hot']} met: "
+                    "parking it warm (drain, power off)", target_tier=WARM)
+            warm_have += 1
+        else:
+            continue
+        view.free[IDLE].remove(node.node)
+    _park_surplus_hot(run, pool, floors, hot_have, warm_have)
+
+
+def _park_surplus_hot(run, pool, floors, hot_have, warm_have):
+    """Hot nodes beyond the floor, hot for longer than the idle time (or above the hot
+    ceiling), go warm; the floor counts nodes on their way, so it is never undercut."""
+    settings = run.policy.pools[pool]
+    if settings.park_to == "hot":
+        return
+    view = run.views[pool]
+    ceiling = settings.ceilings.hot
+    hot = sorted((view.nodes[name] for name in view.free.get(HOT, ())),
+                 key=lambda n: (n.since, n.node))
+    for node in hot:
+        over_ceiling = ceiling is not None and hot_have > ceiling
+        stale = run.now - node.since >= settings.idle_time
+        if hot_have <= floors["hot"] or not (over_ceiling or stale):
+            continue
+        if not _room(settings.ceilings.warm, warm_have) or not run.budget.spend(pool, "park"):
+            return
+        why = "above the hot ceiling" if over_ceiling else f"hot {ago(run.now - node.since)} unused"
+        run.add("park", pool, (node.node,), f"{node.node} {why}; hot {hot_have} above floor "
+                f"{floors['hot']}: parking it warm", target_tier=WARM)
+        view.free[HOT].remove(node.node)
+        hot_have -= 1
+        warm_have += 1
