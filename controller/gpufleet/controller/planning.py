@@ -1,0 +1,63 @@
+"""The controller's one door to the planner (gpufleet.capacity): policy, pools, tiers, plan.
+
+The controller never decides anything itself; it asks these functions. Keeping the
+planner's names here keeps a change of its API a change of this file.
+"""
+import fnmatch
+
+from gpufleet.capacity import model
+
+__all__ = ["Planning", "member_of"]
+
+
+def member_of(members, host):
+    """True when the pool's member rules (groups, name patterns, labels) claim the host."""
+    if set(members.groups) & set(host.groups):
+        return True
+    if any(fnmatch.fnmatchcase(host.name, p) for p in members.patterns):
+        return True
+    labels = dict(f.split("=", 1) if "=" in f else (f, "true") for f in host.features)
+    return bool(members.labels) and all(labels.get(k) == v for k, v in members.labels.items())
+
+
+class Planning:
+    """The loaded policy and the planner's functions bound to it."""
+
+    def __init__(self, policy_path=None, policy=None):
+        from gpufleet.capacity import policy as capacity_policy
+        self.policy = policy if policy is not None else capacity_policy.load_policy(policy_path)
+        self.path = policy_path
+
+    def pool_of(self, host):
+        """The first pool (policy order) whose members claim the host, or None."""
+        for name, pool in self.policy.pools.items():
+            if member_of(pool.members, host):
+                return name
+        return None
+
+    def classify(self, pool, ledger_state, slurm_state, gate_passed_at, now, jobs, image_version):
+        from gpufleet.capacity.tiers import classify
+        tier, _why = classify(ledger_state, slurm_state, gate_passed_at=gate_passed_at,
+                              gate_validity=self.policy.pools[pool].gate_validity, now=now, jobs=jobs,
+                              image_version=image_version)
+        return tier
+
+    def map_jobs(self, jobs, nodes):
+        """(jobs with ``pool`` set, [(job, why)] no pool can ever serve)."""
+        from gpufleet.capacity.demand import map_jobs
+        mapped = map_jobs(model.Demand(jobs=tuple(jobs)), self.policy, model.Supply(nodes=tuple(nodes)))
+        return mapped.jobs, mapped.unservable
+
+    def gang_deadline(self, pool):
+        return self.policy.pools[pool].gang_deadline
+
+    def concurrency(self):
+        return self.policy.fleet.concurrency_limit
+
+    def interval(self):
+        return self.policy.fleet.interval
+
+    def plan(self, jobs, nodes, in_flight, now, history):
+        from gpufleet.capacity.planner import plan
+        return plan(model.Demand(jobs=tuple(jobs)), model.Supply(nodes=tuple(nodes), in_flight=tuple(in_flight)),
+                    self.policy, now, history=history)
