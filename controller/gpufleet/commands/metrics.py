@@ -7,12 +7,12 @@ read replica of a PostgreSQL ledger.
 import sys
 import time
 
-import yaml
 from prometheus_client.core import CollectorRegistry
 from prometheus_client.exposition import generate_latest
 
+from gpufleet.capacity.policy import load_policy
 from gpufleet.view import sources
-from gpufleet.view.cli import read_text
+from gpufleet.view.cli import INPUT_ERRORS, load_hosts
 from gpufleet.view.metrics import LedgerCollector, serve
 
 NAME = "metrics"
@@ -20,16 +20,14 @@ HELP = "serve the fleet's Prometheus metrics from the ledger (nodes by tier and 
 
 
 def collector_from_args(args):
-    policy = yaml.safe_load(read_text(args.policy, "policy")) or {}
-    if not policy.get("pools"):
-        sources.pools_from_policy(policy, [])  # raises naming the missing pools mapping
-    return LedgerCollector(lambda: sources.open_ledger(args.ledger), policy, args.gate_dir)
+    return LedgerCollector(lambda: sources.open_ledger(args.ledger), load_policy(args.policy),
+                           args.gate_dir, hosts=load_hosts(args.inventory))
 
 
 def cmd_metrics(args):
     try:
         collector = collector_from_args(args)
-    except (sources.SourceError, yaml.YAMLError) as exc:
+    except INPUT_ERRORS as exc:
         print("gpufleet metrics: error: %s" % exc, file=sys.stderr)
         return 1
     if args.once:
@@ -48,7 +46,8 @@ def cmd_metrics(args):
 
 def register(parser):
     parser.add_argument("--ledger", required=True, help="lifecycle ledger: SQLite file or postgresql:// URL")
-    parser.add_argument("--policy", required=True, help="capacity policy YAML (its pools mapping)")
+    parser.add_argument("--policy", required=True, help="capacity policy YAML (docs/capacity.md)")
+    parser.add_argument("--inventory", help="rack inventory (default: the ledger's nodes)")
     parser.add_argument("--gate-dir", help="saved gate reports <node>.json")
     parser.add_argument("--port", type=int, default=9464, help="TCP port (default 9464)")
     parser.add_argument("--addr", default="127.0.0.1", help="address to bind (default 127.0.0.1: loopback only)")

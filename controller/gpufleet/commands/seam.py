@@ -4,11 +4,10 @@ import json
 import sys
 import time
 
-from gpufleet.view.cli import add_input_arguments, inputs_from_args
+from gpufleet.view.cli import INPUT_ERRORS, add_input_arguments, inputs_from_args
 from gpufleet.view.period import parse_when
 from gpufleet.view.seam import by_node, seam
 from gpufleet.view.seam_text import render_seam
-from gpufleet.view.sources import SourceError
 from gpufleet.view.startup import bringups
 
 NAME = "seam"
@@ -30,7 +29,7 @@ def cmd_seam(args):
     try:
         since, until = parse_when(args.since, now), parse_when(args.until, now) if args.until else now
         result = compute(inputs_from_args(args, now, slurm=False), since, until)
-    except (SourceError, ValueError) as exc:
+    except INPUT_ERRORS as exc:
         print("gpufleet seam: error: %s" % exc, file=sys.stderr)
         return 1
     if args.json:

@@ -9,9 +9,7 @@ import sys
 import time
 
 from gpufleet.view.answer import exit_code, render_text, to_dict
-from gpufleet.view.cli import add_input_arguments, inputs_from_args
-from gpufleet.view.slurm_json import SlurmJsonError
-from gpufleet.view.sources import SourceError
+from gpufleet.view.cli import INPUT_ERRORS, add_input_arguments, inputs_from_args
 from gpufleet.view.why import why
 
 NAME = "why"
@@ -22,7 +20,7 @@ def cmd_why(args):
     try:
         inputs = inputs_from_args(args, now=time.time())
         answer = why(inputs, args.subject, args.kind)
-    except (LookupError, SourceError, SlurmJsonError, ValueError) as exc:
+    except INPUT_ERRORS as exc:
         print("gpufleet why: error: %s" % exc, file=sys.stderr)
         return 1
     if args.json:

@@ -5,7 +5,8 @@ scrape (the record of truth, never a cached copy) and the HTTP server the loop s
     ...
     server.shutdown()
 
-``opener()`` returns an open ledger (closed after each scrape). When a scrape cannot read
+``opener()`` returns an open ledger (closed after each scrape); ``policy`` is the planner's
+Policy (gpufleet.capacity.policy). When a scrape cannot read
 the ledger, only ``gpufleet_ledger_up 0`` is exposed and the reason is logged: no stale
 numbers are served as if they were current.
 """
@@ -35,14 +36,15 @@ def families(values):
 class LedgerCollector:
     """Reads ledger, policy pools and gate reports on each ``collect()``."""
 
-    def __init__(self, opener, policy, gate_dir=None, clock=time.time):
+    def __init__(self, opener, policy, gate_dir=None, clock=time.time, hosts=None):
         self.opener, self.policy, self.gate_dir, self.clock = opener, policy, gate_dir, clock
+        self.hosts = hosts
 
     def _read(self):
         from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import decisions
         ledger = self.opener()
         try:
-            inputs = sources.load(ledger, self.policy, self.clock(), gate_dir=self.gate_dir)
+            inputs = sources.load(ledger, self.policy, self.clock(), gate_dir=self.gate_dir, hosts=self.hosts)
             return metric_values(inputs, decisions.demand_history(ledger), decisions.decisions(ledger))
         finally:
             ledger.close()

@@ -1,18 +1,33 @@
 """Write the hand-made history (history.py) into a real ledger through its public API."""
 import json
 
+from gpufleet.capacity.policy import parse_policy
+from gpufleet.controller.inventory import Host
+
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import decisions
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger import Ledger
 from tests.unit.gpufleet.view.history import POOL, SAMPLES, T0, H, transitions
 
 POLICY = """
+version: 1
+fleet: {concurrency_limit: 4}
 pools:
   h100:
     sku: h100-sxm-8x
     gpus_per_node: 8
-    partition: gpu
-    members: [n1, n2, n3, n4]
+    members: {groups: [h100]}
+    match: {partitions: [gpu], gres: [gpu]}
     max_concurrent_bringups: 2
+"""
+INVENTORY = """
+all:
+  children:
+    h100:
+      hosts:
+        n1: {gpufleet_sku: h100-sxm-8x}
+        n2: {gpufleet_sku: h100-sxm-8x}
+        n3: {gpufleet_sku: h100-sxm-8x}
+        n4: {gpufleet_sku: h100-sxm-8x}
 """
 SQUEUE = {"jobs": [
     {"job_id": 101, "job_state": "RUNNING", "state_reason": "None", "partition": "gpu", "node_count": 1,
@@ -22,6 +37,13 @@ SQUEUE = {"jobs": [
 ]}
 SINFO = {"nodes": [{"name": "n1", "state": "allocated", "state_flags": [], "partitions": ["gpu"]},
                    {"name": "n2", "state": "idle", "state_flags": ["DRAIN"], "reason": "held", "partitions": ["gpu"]}]}
+
+
+HOSTS = dict((n, Host(name=n, groups=("h100",), sku="h100-sxm-8x")) for n in ("n1", "n2", "n3", "n4"))
+
+
+def policy():
+    return parse_policy(POLICY)
 
 
 class Clock:
@@ -47,12 +69,13 @@ def fill(path):
 
 
 def write_inputs(tmp_path):
-    """(ledger path, policy path, squeue path, sinfo path) with the history filled in."""
+    """(ledger path, policy path, squeue path, sinfo path, inventory path) with the history filled in."""
     fill(tmp_path / "ledger.sqlite").close()
     (tmp_path / "policy.yml").write_text(POLICY)
+    (tmp_path / "inventory.yml").write_text(INVENTORY)
     (tmp_path / "squeue.json").write_text(json.dumps(SQUEUE))
     (tmp_path / "sinfo.json").write_text(json.dumps(SINFO))
-    return [str(tmp_path / n) for n in ("ledger.sqlite", "policy.yml", "squeue.json", "sinfo.json")]
+    return [str(tmp_path / n) for n in ("ledger.sqlite", "policy.yml", "squeue.json", "sinfo.json", "inventory.yml")]
 
 
 def write_gate(tmp_path):

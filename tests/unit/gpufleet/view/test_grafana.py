@@ -3,7 +3,6 @@ import json
 import os
 import re
 
-import yaml
 from prometheus_client.core import CollectorRegistry
 from prometheus_client.exposition import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
@@ -11,7 +10,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from gpufleet.view import sources
 from gpufleet.view.metrics import LedgerCollector
 from tests.unit.gpufleet.view.history import H, T0
-from tests.unit.gpufleet.view.ledger_fill import POLICY, fill, write_gate
+from tests.unit.gpufleet.view.ledger_fill import HOSTS, fill, policy, write_gate
 
 DASHBOARD = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "contrib", "grafana", "gpufleet.json")
 
@@ -20,8 +19,8 @@ def _exposed(tmp_path):
     fill(tmp_path / "ledger.sqlite").close()
     path = str(tmp_path / "ledger.sqlite")
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(LedgerCollector(lambda: sources.open_ledger(path), yaml.safe_load(POLICY), write_gate(tmp_path),
-                                      clock=lambda: T0 + 4 * H))
+    registry.register(LedgerCollector(lambda: sources.open_ledger(path), policy(), write_gate(tmp_path),
+                                      clock=lambda: T0 + 4 * H, hosts=HOSTS))
     text = generate_latest(registry).decode()
     return set(s.name for f in text_string_to_metric_families(text) for s in f.samples)
 

@@ -1,7 +1,6 @@
 """The exporter on a real loopback port, scraped with requests, checked against a filled ledger."""
 
 import requests
-import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import decisions
@@ -10,7 +9,7 @@ from gpufleet.main import main
 from gpufleet.view import sources
 from gpufleet.view.metrics import LedgerCollector, serve
 from tests.unit.gpufleet.view.history import H, T0
-from tests.unit.gpufleet.view.ledger_fill import POLICY, fill, write_gate
+from tests.unit.gpufleet.view.ledger_fill import HOSTS, POLICY, fill, policy, write_gate
 
 
 def _samples(text):
@@ -30,8 +29,8 @@ def _scrape(server):
 def test_scraped_numbers_match_the_ledger_and_follow_it(tmp_path):
     fill(tmp_path / "ledger.sqlite").close()
     path = str(tmp_path / "ledger.sqlite")
-    collector = LedgerCollector(lambda: sources.open_ledger(path), yaml.safe_load(POLICY), write_gate(tmp_path),
-                                clock=lambda: T0 + 4 * H)
+    collector = LedgerCollector(lambda: sources.open_ledger(path), policy(), write_gate(tmp_path),
+                                clock=lambda: T0 + 4 * H, hosts=HOSTS)
     server = serve(0, "127.0.0.1", collector)
     try:
         got = _scrape(server)
@@ -62,7 +61,7 @@ def test_scraped_numbers_match_the_ledger_and_follow_it(tmp_path):
 def test_an_unreadable_ledger_exposes_only_ledger_up_zero(tmp_path):
     def broken():
         raise sources.SourceError("no ledger")
-    server = serve(0, "127.0.0.1", LedgerCollector(broken, yaml.safe_load(POLICY)))
+    server = serve(0, "127.0.0.1", LedgerCollector(broken, policy()))
     try:
         got = _scrape(server)
         assert got[("gpufleet_ledger_up", ())] == 0

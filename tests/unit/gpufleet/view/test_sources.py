@@ -1,18 +1,18 @@
 import json
 
 import pytest
-import yaml
 
+from gpufleet.capacity.policy import parse_policy
 from gpufleet.main import main
 from gpufleet.view import sources
 from gpufleet.view.seam import seam
 from tests.unit.gpufleet.view.history import H, T0
-from tests.unit.gpufleet.view.ledger_fill import POLICY, SINFO, SQUEUE, fill, write_inputs
+from tests.unit.gpufleet.view.ledger_fill import HOSTS, SINFO, SQUEUE, fill, policy, write_inputs
 
 
 def test_a_filled_ledger_gives_the_same_seam_as_the_hand_made_history(tmp_path):
     book = fill(tmp_path / "ledger.sqlite")
-    inputs = sources.load(book, yaml.safe_load(POLICY), T0 + 4 * H, json.dumps(SQUEUE), json.dumps(SINFO))
+    inputs = sources.load(book, policy(), T0 + 4 * H, json.dumps(SQUEUE), json.dumps(SINFO), hosts=HOSTS)
     book.close()
     result = seam(inputs, T0, T0 + 4 * H)["pools"]["h100"]
     assert result["owned_gpu_hours"] == 120.0 and result["busy_gpu_hours"] == 16.0
@@ -20,20 +20,21 @@ def test_a_filled_ledger_gives_the_same_seam_as_the_hand_made_history(tmp_path):
     assert inputs.decisions[-1]["action"] == "wake"
 
 
-def test_a_pool_without_members_owns_the_ledgers_nodes_of_its_sku(tmp_path):
+def test_without_an_inventory_pools_own_the_ledgers_nodes_their_rules_or_sku_claim(tmp_path):
     book = fill(tmp_path / "ledger.sqlite")
-    [pool] = sources.pools_from_policy({"pools": {"p": {"sku": "h100-sxm-8x", "gpus_per_node": 8}}}, book.nodes())
+    by_pattern = parse_policy("pools: {p: {sku: other, members: {patterns: ['n[12]']}}}")
+    by_sku = parse_policy("pools: {p: {sku: h100-sxm-8x, members: {groups: [nowhere]}}}")
+    assert sources.pools_from_policy(by_pattern, book.nodes())[0].members == ("n1", "n2")
+    assert sources.pools_from_policy(by_sku, book.nodes())[0].members == ("n1", "n2", "n3")
     book.close()
-    assert pool.members == ("n1", "n2", "n3")
 
 
-@pytest.mark.parametrize("policy, words", [
-    ({}, "no pools mapping"),
-    ({"pools": {"p": {"sku": "x", "gpus_per_node": "eight"}}}, "field gpus_per_node is 'eight'"),
-])
-def test_a_bad_policy_names_the_field(policy, words):
-    with pytest.raises(sources.SourceError, match=words):
-        sources.pools_from_policy(policy, [])
+def test_the_planners_reason_for_never_serving_a_job_is_kept(tmp_path):
+    book = fill(tmp_path / "ledger.sqlite")
+    inputs = sources.load(book, policy(), T0 + 4 * H, json.dumps(SQUEUE), hosts=HOSTS)
+    book.close()
+    assert inputs.job_extra["102"]["unservable"] == "needs 5 nodes; pool h100 has 4 member(s)"
+    assert inputs.job_extra["101"]["start_time"] == T0 + 2.5 * H
 
 
 def test_missing_slurm_tool_fails_closed(monkeypatch):
@@ -43,22 +44,28 @@ def test_missing_slurm_tool_fails_closed(monkeypatch):
 
 
 def test_why_command_prints_the_layer_and_exits_with_its_code(tmp_path, capsys):
-    ledger, policy, squeue, sinfo = write_inputs(tmp_path)
-    args = ["--ledger", ledger, "--policy", policy, "--squeue-json", squeue, "--sinfo-json", sinfo]
+    ledger, policy_path, squeue, sinfo, inventory = write_inputs(tmp_path)
+    args = ["--ledger", ledger, "--policy", policy_path, "--squeue-json", squeue, "--sinfo-json", sinfo,
+            "--inventory", inventory]
     assert main(["why", "102"] + args) == 11
     assert capsys.readouterr().out.startswith("job 102: BLOCKED at L1 capacity supply")
     assert main(["why", "101", "--json"] + args) == 0
     assert json.loads(capsys.readouterr().out)["layer"] == "L4"
     assert main(["why", "nowhere"] + args) == 1
     assert "not a job in Slurm's queue" in capsys.readouterr().err
+    (tmp_path / "bad.yml").write_text("pools: {h100: {sku: x, gpus_per_node: eight, members: {groups: [a]}}}")
+    assert main(["why", "102", "--ledger", ledger, "--policy", str(tmp_path / "bad.yml"), "--squeue-json", squeue,
+                 "--sinfo-json", sinfo]) == 1
+    assert "gpus_per_node" in capsys.readouterr().err
 
 
 def test_seam_command_prints_json_for_a_period(tmp_path, capsys):
-    ledger, policy, _squeue, _sinfo = write_inputs(tmp_path)
-    code = main(["seam", "--ledger", ledger, "--policy", policy, "--since", str(T0), "--until", str(T0 + 4 * H),
-                 "--json"])
+    ledger, policy_path, _squeue, _sinfo, inventory = write_inputs(tmp_path)
+    period = ["--ledger", ledger, "--policy", policy_path, "--inventory", inventory, "--since", str(T0),
+              "--until", str(T0 + 4 * H)]
+    code = main(["seam", "--json"] + period)
     result = json.loads(capsys.readouterr().out)
     assert code == 0 and result["pools"]["h100"]["paid_not_schedulable_gpu_hours"] == 96.0
     assert [b["seconds"] for b in result["time_to_schedulable"]["n1"]] == [3 * H]
-    assert main(["seam", "--ledger", ledger, "--policy", policy, "--since", str(T0), "--until", str(T0 + 4 * H)]) == 0
+    assert main(["seam"] + period) == 0
     assert "paid but not schedulable, by cause: not_enrolled 32.0, break_fix 16.0" in capsys.readouterr().out
