@@ -21,9 +21,9 @@ options:
       - A C(postgresql://user@host:5432/dbname) URL selects PostgreSQL (needs the Python
         library C(psycopg) 3 on the controller or in the execution environment). Several
         controllers and AWX job slices can then share one ledger.
-      - Put the password in O(ledger_password), E(PGPASSWORD) or C(~/.pgpass), not in the URL:
-        Ansible logs module arguments before the module can mask them. A password in the URL
-        is masked in results and errors, and the module warns.
+      - Put the password in O(ledger_password), E(PGPASSWORD) or C(~/.pgpass), not in the URL,
+        because Ansible logs module arguments before the module can mask them. A password in
+        the URL is masked in results and errors, and the module warns.
       - Falls back to the E(GPUFLEET_LEDGER) environment variable.
     type: str
     required: true

@@ -19,8 +19,8 @@ description:
     deadline holds, and locks the gang for admission; run the scheduler join after it.
   - C(admitted) records every member C(joined) in one transaction.
   - C(substituted) replaces member O(node) (failed the gate or missed its own deadline) with a
-    spare of the same SKU in one transaction while the gang is planned and its deadline holds:
-    O(spare), or the fastest free node (hot, ready, parked, then provisionable). The replaced
+    spare of the same SKU in one transaction while the gang is planned and its deadline holds,
+    taking O(spare) or else the fastest free node (hot, ready, parked, then provisionable). The replaced
     member keeps its record (status C(failed) or C(replaced), replaced by, reason).
   - C(rolled_back) admits nothing. Members named in O(node_reasons) or cut off in flight go to
     C(failed) with the reason; C(ready) members return to the warm pool; unstarted ones are released.

@@ -37,3 +37,19 @@ def test_unknown_gang_fails(capsys, ledger_url):  # noqa: F811  pylint: disable=
     Ledger(path).close()
     result, code = run(capsys, ledger=path, gang_id="nope")
     assert code == 1 and "Plan it first" in result["msg"]
+
+
+def test_check_decisions_demand_and_lease(capsys, ledger_url):  # noqa: F811  pylint: disable=redefined-outer-name
+    from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import decisions, lease
+
+    book = Ledger(ledger_url)
+    book.transition("a", "enrolled", "t", "new")
+    decisions.record_decision(book, "ctl-a", "lab", "wake", ["a"], "first")
+    decisions.record_decision(book, "ctl-a", "lab", "park", ["a"], "second")
+    decisions.record_demand(book, "lab", 1800000000, 8, 8, 0)
+    lease.acquire_lease(book, "capacity", "ctl-a", 3600, book.clock())
+    result, code = run(capsys, ledger=ledger_url, check=True, decisions=1, demand_pool="lab",
+                       lease="capacity")
+    assert code == 0 and result["problems"] == []
+    assert [d["reason"] for d in result["decisions"]] == ["second"]
+    assert result["demand"][0]["gpus_pending"] == 8 and result["lease"]["holder"] == "ctl-a"
