@@ -1,0 +1,166 @@
+"""Gangs: all or nothing, exactly the reserved nodes, substitution, rollback, bookkeeping."""
+from dataclasses import replace
+
+import pytest
+
+from gpufleet.capacity.gangbook import fold
+from gpufleet.capacity.model import (COLD, HOT, IDLE, PROVISIONING, UNAVAILABLE, WARM,
+                                     GangMember)
+
+from tests.unit.gpufleet.capacity.fleet_factory import (NOW, by_kind, flight, gang, job, kinds,
+                                                        make_policy, node, nodes, run)
+
+POLICY = make_policy(gang_deadline="30m", estimates={"warm": "5m", "cold": "20m"})
+
+
+def test_all_hot_reserves_and_admits_exactly_those_nodes():
+    result = run(POLICY, nodes(HOT, 5), [job(1, size=4)])
+    assert kinds(result) == ["reserve", "admit"]
+    reserve, admit = result.actions
+    assert reserve.nodes == admit.nodes == tuple(f"p-hot-{i:02d}" for i in range(4))
+    assert reserve.gang_id == admit.gang_id == f"1@{int(NOW)}"
+    assert reserve.deadline_at == NOW + 1800
+
+
+def test_fastest_tiers_first_and_members_get_their_own_deadlines():
+    result = run(POLICY, nodes(HOT, 1) + nodes(WARM, 1) + nodes(COLD, 3), [job(1, size=3)])
+    assert kinds(result) == ["reserve", "wake", "bringup"]
+    reserve, wake, bringup = result.actions
+    assert reserve.nodes == ("p-hot-00", "p-warm-00", "p-cold-00")
+    assert (wake.deadline_at, bringup.deadline_at) == (NOW + 300, NOW + 1200)
+    assert {wake.gang_id, bringup.gang_id} == {reserve.gang_id}
+
+
+def test_tiers_that_cannot_make_the_deadline_are_not_used():
+    policy = make_policy(gang_deadline="10m", estimates={"warm": "5m", "cold": "20m"})
+    result = run(policy, nodes(HOT, 1) + nodes(COLD, 5), [job(1, size=2)])
+    assert result.actions == ()
+    assert "within the gang deadline" in result.notes["p"]["gang_waiting"][0]
+
+
+def test_not_enough_free_nodes_reserves_nothing():
+    result = run(POLICY, nodes(HOT, 1) + nodes("busy", 5), [job(1, size=4)])
+    assert result.actions == ()
+    assert result.notes["p"]["gang_waiting"]
+
+
+def test_enough_idle_nodes_left_to_slurm():
+    result = run(POLICY, nodes(IDLE, 4) + nodes(HOT, 4), [job(1, size=4)])
+    assert "reserve" not in kinds(result)
+
+
+def test_reserved_nodes_are_not_given_to_other_demand():
+    members = tuple(f"p-hot-{i:02d}" for i in range(2))
+    hot = nodes(HOT, 2) + nodes(WARM, 2)
+    result = run(POLICY, hot + nodes(PROVISIONING, 1), [job(1, size=3), job(2)],
+                 gangs=[gang("g", 1, members + ("p-provisioning-00",))])
+    assert by_kind(result, "resume") == []
+    assert [a.nodes for a in by_kind(result, "wake")] == [("p-warm-00",)]
+
+
+def _members(count, tier=HOT, **fields):
+    return nodes(tier, count, **fields)
+
+
+def test_admit_when_all_members_hot():
+    member_nodes = _members(3)
+    result = run(POLICY, member_nodes, [job(1, size=3)],
+                 gangs=[gang("g", 1, [n.node for n in member_nodes])])
+    assert kinds(result) == ["admit"]
+    assert result.actions[0].nodes == tuple(n.node for n in member_nodes)
+
+
+def test_no_admit_while_a_member_is_on_its_way():
+    member_nodes = _members(2) + _members(1, PROVISIONING)
+    result = run(POLICY, member_nodes, [job(1, size=3)],
+                 gangs=[gang("g", 1, [n.node for n in member_nodes])])
+    assert result.actions == ()
+
+
+# A member in trouble: (name, member node, spares, expected kinds, substitute's spare)
+TROUBLE = [
+    ("failed member, hot spare", node("m2", UNAVAILABLE, consecutive_failures=1),
+     nodes(HOT, 1), ["substitute"], "p-hot-00"),
+    ("failed member, warm spare", node("m2", UNAVAILABLE), nodes(WARM, 1),
+     ["substitute", "wake"], "p-warm-00"),
+    ("late member, cold spare", node("m2", PROVISIONING, state="validating"), nodes(COLD, 1),
+     ["substitute", "bringup"], "p-cold-00"),
+]
+
+
+@pytest.mark.parametrize("name,bad,spares,expected,spare", TROUBLE, ids=[t[0] for t in TROUBLE])
+def test_substitute_a_member_in_trouble(name, bad, spares, expected, spare):
+    members = (node("m0", HOT), node("m1", HOT), bad)
+    gangs = [gang("g", 1, ["m0", "m1", "m2"], deadline_at=NOW + 1500,
+                  member_deadline=NOW - 1)]
+    result = run(POLICY, members + spares, [job(1, size=3)], gangs=gangs)
+    assert kinds(result) == expected
+    sub = result.actions[0]
+    assert (sub.nodes, sub.replaces, sub.gang_id) == ((spare,), "m2", "g")
+    assert "admit" not in kinds(result)
+
+
+def test_rollback_when_no_spare_can_make_the_deadline():
+    members = (node("m0", HOT), node("m1", WARM), node("m2", UNAVAILABLE))
+    gangs = [gang("g", 1, ["m0", "m1", "m2"], deadline_at=NOW + 600)]
+    result = run(POLICY, members + nodes(COLD, 2), [job(1, size=3)],
+                 in_flight=[flight("wake", "m1", gang_id="g")], gangs=gangs)
+    assert kinds(result) == ["rollback"]
+    rollback = result.actions[0]
+    assert rollback.nodes == ("m0", "m1") and rollback.target_tier == WARM
+    assert "no spare" in rollback.reason
+
+
+@pytest.mark.parametrize("name,deadline,jobs,words", [
+    ("deadline passed", NOW - 1, [job(1, size=2)], "gang deadline passed with 1 of 2 hot"),
+    ("job gone", NOW + 600, [], "no longer pending"),
+    ("job running", NOW + 600, [job(1, size=2, state="RUNNING")], "no longer pending"),
+])
+def test_rollback(name, deadline, jobs, words):
+    members = (node("m0", HOT), node("m1", PROVISIONING))
+    result = run(POLICY, members, jobs, gangs=[gang("g", 1, ["m0", "m1"], deadline_at=deadline)])
+    assert kinds(result) == ["rollback"]
+    assert words in result.actions[0].reason
+    assert result.actions[0].nodes == ("m0", "m1")
+
+
+def test_member_held_back_by_the_limit_starts_later():
+    members = (node("m0", HOT), node("m1", WARM))
+    result = run(POLICY, members, [job(1, size=2)], gangs=[gang("g", 1, ["m0", "m1"])])
+    assert [(a.kind, a.nodes, a.gang_id) for a in result.actions] == [("wake", ("m1",), "g")]
+
+
+def test_gang_members_wait_for_the_concurrency_limit():
+    policy = make_policy(gang_deadline="30m", max_concurrent_bringups=1,
+                         estimates={"cold": "20m"})
+    result = run(policy, nodes(COLD, 3), [job(1, size=3)])
+    assert kinds(result) == ["reserve", "bringup"]
+    assert result.notes["p"]["held_back"]
+
+
+def test_fold_follows_a_gang_from_reserve_to_admit():
+    first = run(POLICY, nodes(HOT, 1) + nodes(WARM, 1), [job(1, size=2)])
+    gangs = fold((), first.actions)
+    (g,), = [gangs]
+    assert (g.size, g.job_id, g.pool) == (2, "1", "p")
+    assert g.members == (GangMember("p-hot-00", NOW + 1800), GangMember("p-warm-00", NOW + 300))
+    # the wake landed: both hot; the next pass admits and the gang ends
+    later = NOW + 200
+    both_hot = (node("p-hot-00", HOT), node("p-warm-00", HOT))
+    second = run(POLICY, both_hot, [job(1, size=2)], gangs=gangs, now=later)
+    assert kinds(second) == ["admit"]
+    assert fold(gangs, second.actions) == ()
+
+
+def test_fold_substitution_records_the_replaced_member():
+    start = gang("g", 1, ["m0", "m1"])
+    members = (node("m0", HOT), node("m1", UNAVAILABLE), node("s", HOT))
+    result = run(POLICY, members, [job(1, size=2)], gangs=[start])
+    (after,) = fold([start], result.actions)
+    assert [m.node for m in after.members] == ["m0", "s"]
+    assert after.replaced == ("m1",)
+
+
+def test_fold_ignores_actions_of_unknown_gangs():
+    action = replace(flight("admit", "x"), gang_id="nope")
+    assert fold((), [action]) == ()
