@@ -9,7 +9,6 @@ import concurrent.futures
 import threading
 
 from gpufleet import playbook_runner
-from gpufleet.controller import records
 
 __all__ = ["PLAYBOOK_OF", "playbook_for", "Actuator"]
 
@@ -26,14 +25,13 @@ PLAYBOOK_OF = {
 }
 
 
-def playbook_for(action, node_state=None):
-    """(playbook, extravars) for ``action``; a substitute spare is woken when parked, else brought up."""
-    kind = action.kind
-    if kind == "substitute":
-        kind = "wake" if node_state == records.states.PARKED else "bringup"
-    if kind not in PLAYBOOK_OF:
+def playbook_for(action):
+    """(playbook or a tuple run in order, extravars) for ``action``; (None, {}) for record-only kinds."""
+    if action.kind not in PLAYBOOK_OF:
         return None, {}
-    playbook, extra = PLAYBOOK_OF[kind]
+    playbook, extra = PLAYBOOK_OF[action.kind]
+    if action.kind == "bringup" and action.target_tier == "warm":
+        playbook = ("bringup", "park")     # bring up, then park: warm supply
     extra = dict(extra, gpufleet_targets=",".join(action.nodes), gpufleet_reason=action.reason)
     if action.kind in ("admit", "resume"):
         extra.update(gpufleet_admit_nodes=list(action.nodes), gpufleet_admit_job=action.job_id or "",
@@ -60,8 +58,14 @@ class Actuator:
         self._running = {}   # decision id -> (action, future)
 
     def _run_playbook(self, playbook, extravars, run_id):
-        status, rc, _artifacts = playbook_runner.run_playbook(
-            playbook, self.inventory, run_id, extravars=extravars, var_files=self.var_files, timeout=self.timeout)
+        """One playbook, or several in order (stopping at the first that fails)."""
+        status, rc = "successful", 0
+        for index, name in enumerate((playbook,) if isinstance(playbook, str) else playbook):
+            status, rc, _artifacts = playbook_runner.run_playbook(
+                name, self.inventory, "%s-%d" % (run_id, index) if index else run_id, extravars=extravars,
+                var_files=self.var_files, timeout=self.timeout)
+            if rc != 0:
+                break
         return status, rc
 
     def in_flight(self):

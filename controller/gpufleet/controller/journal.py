@@ -34,7 +34,7 @@ class Journal:
         # what a restarted controller needs to resume the action exactly (the decisions table
         # has columns for kind, nodes and job only)
         demand["action"] = {"gang_id": action.gang_id, "replaces": action.replaces,
-                            "target_tier": action.target_tier}
+                            "target_tier": action.target_tier, "deadline_at": action.deadline_at}
         return records.record_decision(self.ledger, self.controller_id, action, demand,
                                        supply_summary(nodes, action.pool), at=now)
 

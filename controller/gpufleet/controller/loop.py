@@ -12,8 +12,12 @@ from gpufleet.controller.journal import Journal
 
 __all__ = ["Reconciler", "PassResult", "World"]
 
-# Actions that change only the ledger: done inline, inside the pass.
-_LEDGER_ONLY = ("break_fix",)
+# Actions that are records, not machine work: done inline, inside the pass. reserve and
+# substitute change the gang (its book is the decision log, folded by the planner's
+# gangbook.fold); the member's wake or bringup comes as its own action.
+_LEDGER_ONLY = ("break_fix", "reserve", "substitute")
+# How far back the decision log is folded into the gangs in progress (gang deadlines are hours).
+_GANG_LOOKBACK_S = 2 * 86400
 
 
 class World:
@@ -58,8 +62,15 @@ class Reconciler:
         now = self.clock() if now is None else now
         world = self.read_world(now)
         history = records.demand_history(self.ledger, since=now - 28 * 86400)
-        plan = self.planning.plan(world.raw, world.nodes, self.actuator.in_flight(), now, history)
+        plan = self.planning.plan(world.raw, world.nodes, self.actuator.in_flight(), self.gangs(now), now,
+                                  history)
         return plan, world
+
+    def gangs(self, now):
+        """Gangs in progress: the planner's own bookkeeping rule over the recorded decisions."""
+        acts = [_action_of(d) for d in records.decisions(self.ledger, since=now - _GANG_LOOKBACK_S)
+                if (d.get("demand") or {}).get("action", {}).get("gang_id")]
+        return self.planning.fold_gangs(acts)
 
     def converge(self):
         """After a restart: resume every decision a previous controller left without outcome."""
@@ -89,11 +100,13 @@ class Reconciler:
         # Slurm's own power-saving requests first: Slurm already waits on those nodes.
         started = self._spooled(views, jobs, busy, now)
         for action in plan.actions:
-            if busy.intersection(action.nodes):
-                continue   # never two actions on one node at once
+            machine = action.kind not in _LEDGER_ONLY
+            if machine and busy.intersection(action.nodes):
+                continue   # never two machine actions on one node at once
             decision_id = self.journal.intent(action, jobs, views, now)
             if self._start(decision_id, action):
-                busy.update(action.nodes)
+                if machine:
+                    busy.update(action.nodes)
                 started.append((decision_id, action))
         return PassResult(plan=plan, started=started, finished=finished, jobs=jobs, nodes=views)
 
@@ -121,30 +134,32 @@ class Reconciler:
         if action.kind in _LEDGER_ONLY:
             self._ledger_step(decision_id, action)
             return True
-        node_state = None
-        if action.kind == "substitute":
-            node_state = self._substitute(action)
         from gpufleet.controller.actuator import playbook_for
-        playbook, extra = playbook_for(action, node_state)
+        playbook, extra = playbook_for(action)
         if playbook is None:
             self.journal.outcome(decision_id, "failed: no playbook for action kind %r" % action.kind)
             return False
-        if action.kind == "rollback":
+        if action.kind == "rollback" and records.gang_status(self.ledger, action.gang_id):
             records.gang_rollback(self.ledger, action.gang_id, action.reason)
+        if action.kind == "bringup":
+            self._retry_failed(decision_id, action)
         self._say("start %s %s on %s: %s" % (decision_id, action.kind, ",".join(action.nodes), action.reason))
         return self.actuator.submit(decision_id, action, playbook, extra)
 
-    def _substitute(self, action):
-        """Record the substitution in the gang, then bring the spare up like any member."""
-        if action.gang_id and action.replaces and records.gang_status(self.ledger, action.gang_id):
-            records.gang_substitute(self.ledger, action.gang_id, action.replaces, action.nodes[0], action.reason)
-        record = self.ledger.get(action.nodes[0]) or {}
-        return record.get("state")
+    def _retry_failed(self, decision_id, action):
+        """A failed node is brought up again through recycling (failed -> recycling is the
+        ledger's retry edge); its failure stays in the history, so the planner counts it."""
+        for node in action.nodes:
+            if (self.ledger.get(node) or {}).get("state") == records.states.FAILED:
+                records.transition(self.ledger, node, records.states.RECYCLING,
+                                   "retry: %s" % action.reason, run_id="ctl-%s" % decision_id)
 
     def _ledger_step(self, decision_id, action):
-        for node in action.nodes:
-            records.transition(self.ledger, node, records.states.BREAK_FIX, action.reason,
-                               run_id="ctl-%s" % decision_id)
+        if action.kind == "break_fix":
+            for node in action.nodes:
+                records.transition(self.ledger, node, records.states.BREAK_FIX, action.reason,
+                                   run_id="ctl-%s" % decision_id)
+        self._say("record %s %s %s: %s" % (decision_id, action.kind, ",".join(action.nodes), action.reason))
         self.journal.outcome(decision_id, "ok")
 
     def _finish(self, wait=False):
@@ -194,4 +209,5 @@ def _action_of(decision):
     extra = (decision.get("demand") or {}).get("action") or {}
     return Action(kind=decision["action"], pool=decision["pool"], nodes=tuple(decision["nodes"] or ()),
                   reason=decision["reason"], job_id=decision.get("job"), gang_id=extra.get("gang_id"),
-                  replaces=extra.get("replaces"), target_tier=extra.get("target_tier"))
+                  replaces=extra.get("replaces"), target_tier=extra.get("target_tier"),
+                  deadline_at=extra.get("deadline_at"))

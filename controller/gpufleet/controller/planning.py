@@ -57,7 +57,22 @@ class Planning:
     def interval(self):
         return self.policy.fleet.interval
 
-    def plan(self, jobs, nodes, in_flight, now, history):
+    def fold_gangs(self, actions):
+        """Gangs in progress after ``actions`` (oldest first): the planner's bookkeeping rule."""
+        from gpufleet.capacity.gangbook import fold
+        return fold((), actions)
+
+    def plan(self, jobs, nodes, in_flight, gangs, now, history_rows):
         from gpufleet.capacity.planner import plan
-        return plan(model.Demand(jobs=tuple(jobs)), model.Supply(nodes=tuple(nodes), in_flight=tuple(in_flight)),
-                    self.policy, now, history=history)
+        supply = model.Supply(nodes=tuple(nodes), in_flight=tuple(in_flight), gangs=tuple(gangs))
+        return plan(model.Demand(jobs=tuple(jobs)), supply, self.policy, now, history=samples(history_rows))
+
+
+def samples(rows):
+    """Ledger demand rows -> {pool: (DemandSample, ...) by minute}, what the forecast reads."""
+    out = {}
+    for row in rows:
+        out.setdefault(row["pool"], []).append(model.DemandSample(
+            pool=row["pool"], minute=float(row["minute"]), gpus_running=row["gpus_running"],
+            gpus_pending=row["gpus_pending"], gpus_pending_capacity=row["gpus_pending_capacity"]))
+    return {pool: tuple(sorted(s, key=lambda x: x.minute)) for pool, s in out.items()}

@@ -42,8 +42,12 @@ class FakePlanning:
         mapped = tuple(Job(**dict(j.__dict__, pool="lab")) for j in jobs if j.partition != "nowhere")
         return mapped, tuple((j, "no pool matches") for j in jobs if j.partition == "nowhere")
 
-    def plan(self, jobs, nodes, in_flight, now, history):
-        self.seen.append((jobs, nodes, in_flight))
+    def fold_gangs(self, actions):
+        from gpufleet.capacity.gangbook import fold
+        return fold((), actions)
+
+    def plan(self, jobs, nodes, in_flight, gangs, now, history):
+        self.seen.append((jobs, nodes, in_flight, gangs))
         busy = {n for a in in_flight for n in a.nodes}
         return Plan(actions=tuple(a for a in self.actions if not busy.intersection(a.nodes)))
 

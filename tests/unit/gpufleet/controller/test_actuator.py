@@ -20,10 +20,10 @@ def test_each_kind_runs_its_playbook_on_exactly_its_nodes():
     assert playbook_for(act("break_fix")) == (None, {})
 
 
-def test_a_substitute_spare_is_woken_when_parked_and_brought_up_otherwise():
-    spare = act("substitute", "n4", gang_id="g", replaces="n2")
-    assert playbook_for(spare, "parked")[0] == "wake"
-    assert playbook_for(spare, "enrolled")[0] == "bringup"
+def test_records_run_no_playbook_and_a_warm_bringup_parks_after():
+    assert playbook_for(act("substitute", "n4", gang_id="g", replaces="n2")) == (None, {})
+    assert playbook_for(act("reserve", "n1", "n2", gang_id="g")) == (None, {})
+    assert playbook_for(act("bringup", target_tier="warm"))[0] == ("bringup", "park")
 
 
 def test_concurrency_is_bounded_and_one_decision_runs_once():

@@ -114,3 +114,13 @@ def test_break_fix_is_a_ledger_step(ledger, make_reconciler):
 def test_reconciler_is_built_from_injected_parts_only():
     assert Reconciler.__init__.__code__.co_varnames[:8] == (
         "self", "source", "ledger", "planning", "actuator", "hosts", "controller_id", "clock")
+
+
+def test_a_failed_node_is_retried_through_recycling(ledger, make_reconciler):
+    for target in ("enrolled", "inspected", "imaging", "failed"):
+        ledger.transition("n2", target, "test", "setup")
+    rec, runs, _p = make_reconciler([bringup("n2", reason="hot floor")])
+    rec.once()
+    rec.drain()
+    assert ledger.get("n2")["state"] == "recycling" and runs.calls[0][0] == "bringup"
+    assert [t["to_state"] for t in ledger.history("n2")][-2:] == ["failed", "recycling"]
