@@ -19,6 +19,7 @@ description:
 author:
   - gpufleet.baremetal developers (@gpufleet)
 extends_documentation_fragment:
+  - gpufleet.baremetal.image_key
   - gpufleet.baremetal.attributes
   - gpufleet.baremetal.attributes.INFO_MODULE
 options:
@@ -29,12 +30,6 @@ options:
   signature:
     description: Path of the manifest's detached signature. Defaults to O(manifest) plus C(.sig).
     type: path
-  public_key:
-    description: Path of the trusted PEM public key. Mutually exclusive with O(public_key_content).
-    type: path
-  public_key_content:
-    description: The trusted PEM public key itself. Mutually exclusive with O(public_key).
-    type: str
   packages:
     description:
       - The node's package list as printed by
@@ -54,8 +49,6 @@ options:
     description: Name of the node, echoed in the result and in errors.
     type: str
     default: node
-requirements:
-  - cryptography
 """
 
 EXAMPLES = r"""
@@ -129,14 +122,15 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.errors import GpufleetError
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.image.drift import check_node
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.image.signing import HAS_CRYPTOGRAPHY
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.image.trusted_key import (
+    key_module_kwargs, read_public_key,
+)
 
 
 def argument_spec():
     return dict(
         manifest=dict(type="path", required=True),
         signature=dict(type="path"),
-        public_key=dict(type="path"),
-        public_key_content=dict(type="str"),
         packages=dict(type="str", required=True),
         release=dict(type="str", required=True),
         held=dict(type="list", elements="str"),
@@ -145,25 +139,14 @@ def argument_spec():
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=argument_spec(),
-        mutually_exclusive=[("public_key", "public_key_content")],
-        required_one_of=[("public_key", "public_key_content")],
-        supports_check_mode=True,
-    )
+    module = AnsibleModule(**key_module_kwargs(**argument_spec()))
     if not HAS_CRYPTOGRAPHY:
         module.fail_json(msg=missing_required_lib("cryptography"))
     params = module.params
     try:
-        if params["public_key"]:
-            with open(params["public_key"], "rb") as handle:
-                pem, where = handle.read(), params["public_key"]
-        else:
-            pem, where = params["public_key_content"].encode("utf-8"), "public_key_content"
+        pem, where = read_public_key(params)
         report = check_node(params["manifest"], params["signature"], pem, where, params["packages"],
                             params["release"], params["held"], params["node"])
-    except (IOError, OSError) as exc:
-        module.fail_json(msg="Cannot read the public key %s: %s. Give a readable PEM file." % (params["public_key"], exc))
     except GpufleetError as exc:
         module.fail_json(**exc.to_fail_kwargs())
     module.exit_json(changed=False, node=params["node"], **report)

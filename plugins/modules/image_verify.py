@@ -21,6 +21,7 @@ description:
 author:
   - gpufleet.baremetal developers (@gpufleet)
 extends_documentation_fragment:
+  - gpufleet.baremetal.image_key
   - gpufleet.baremetal.attributes
   - gpufleet.baremetal.attributes.INFO_MODULE
 options:
@@ -34,19 +35,9 @@ options:
   artifact:
     description: Path of the artifact. Defaults to the manifest's artifact name beside the manifest.
     type: path
-  public_key:
-    description:
-      - Path of the trusted PEM public key (Ed25519 or ECDSA P-256).
-      - Mutually exclusive with O(public_key_content).
-    type: path
-  public_key_content:
-    description: The trusted PEM public key itself. Mutually exclusive with O(public_key).
-    type: str
   expected_version:
     description: Fail unless the manifest's image version is this one.
     type: str
-requirements:
-  - cryptography
 notes:
   - Runs where the files are, normally the controller (with C(delegate_to) set to C(localhost)).
   - The same check is C(gpufleet image verify MANIFEST --public-key KEY) on the command line,
@@ -111,6 +102,9 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.errors import GpufleetError
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.image.signing import HAS_CRYPTOGRAPHY
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.image.trusted_key import (
+    key_module_kwargs, read_public_key,
+)
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.image.verify import verify_image
 
 
@@ -119,32 +113,19 @@ def argument_spec():
         manifest=dict(type="path", required=True),
         signature=dict(type="path"),
         artifact=dict(type="path"),
-        public_key=dict(type="path"),
-        public_key_content=dict(type="str"),
         expected_version=dict(type="str"),
     )
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=argument_spec(),
-        mutually_exclusive=[("public_key", "public_key_content")],
-        required_one_of=[("public_key", "public_key_content")],
-        supports_check_mode=True,
-    )
+    module = AnsibleModule(**key_module_kwargs(**argument_spec()))
     if not HAS_CRYPTOGRAPHY:
         module.fail_json(msg=missing_required_lib("cryptography"))
     params = module.params
     try:
-        if params["public_key"]:
-            with open(params["public_key"], "rb") as handle:
-                pem, where = handle.read(), params["public_key"]
-        else:
-            pem, where = params["public_key_content"].encode("utf-8"), "public_key_content"
+        pem, where = read_public_key(params)
         summary = verify_image(params["manifest"], pem, params["signature"], params["artifact"],
                                params["expected_version"], where)
-    except (IOError, OSError) as exc:
-        module.fail_json(msg="Cannot read the public key %s: %s. Give a readable PEM file." % (params["public_key"], exc))
     except GpufleetError as exc:
         module.fail_json(**exc.to_fail_kwargs())
     module.exit_json(changed=False, **summary)

@@ -19,7 +19,7 @@ import shutil
 import tempfile
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.errors import ParseError
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.results import FAIL, PASS, CheckResult
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.judging import judge_local
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.runner import EMPTY, ToolRun
 
 __all__ = ["DEFAULT_PCRS", "collect_quote", "parse_quote", "judge_quote", "extract_tpm_quote"]
@@ -141,9 +141,9 @@ def judge_quote(found, settings):
             problems.append("PCR %s is %s, expected %s" % (key, found["pcrs"].get(key, "not quoted"), value))
     shown = tuple(sorted((k, v) for k, v in found["pcrs"].items()))
     if problems:
-        return CheckResult("tpm_quote", "attestation", shown, tuple(sorted(expected.items())), "pcr", FAIL,
+        return judge_local("tpm_quote", shown, tuple(sorted(expected.items())), False,
                            "tpm_quote: " + "; ".join(problems))
-    return CheckResult("tpm_quote", "attestation", shown, tuple(sorted(expected.items())), "pcr", PASS,
+    return judge_local("tpm_quote", shown, tuple(sorted(expected.items())), True,
                        "tpm_quote: signature and nonce verified, %d PCR(s) match" % len(expected))
 
 

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Private to the gpufleet.baremetal collection; not a public API.
-"""The one HTTP client of the Redfish layer (the only file importing ``requests``).
+"""The one HTTP client of the Redfish layer (HTTP itself is in transport.py).
 
 Why plain ``requests`` and not sushy: see docs/redfish.md ("Why not sushy"). In short,
 sushy's object layer costs extra round trips per node (root, collection and resource
@@ -10,9 +10,10 @@ thin, thread-safe, per-node client with an injectable transport for unit tests.
 Behaviour: session auth (X-Auth-Token; logout guaranteed by ``close()``/``with``)
 or basic auth, ``auto`` = session when the BMC has a SessionService, else basic;
 TLS verified by default (``ca_path`` for a private CA); connect/read timeouts;
-retries with exponential backoff on connection errors, 429 and 5xx honouring
-Retry-After; one re-login on 401; If-Match from the resource's ETag when the BMC
-demands it (412/428); GETs cached per client (discovery cache within one run).
+retries with exponential backoff honouring Retry-After, but only where a second send
+cannot do the work twice (``RetryPolicy``); one re-login on 401; If-Match from the
+resource's ETag when the BMC demands it (412/428); GETs cached per client (discovery
+cache within one run).
 """
 from __future__ import absolute_import, division, print_function
 
@@ -22,98 +23,47 @@ import json
 import time
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.errors import (
-    BmcAuthError, BmcConnectionError, BmcHTTPError, BmcResponseError,
+    BmcAuthError, BmcConnectionError, BmcHTTPError, OutcomeUnknownError,
 )
-
-try:
-    import requests
-    HAS_REQUESTS = True
-    REQUESTS_IMPORT_ERROR = None
-except ImportError as exc:  # pragma: no cover - depends on the host
-    HAS_REQUESTS = False
-    REQUESTS_IMPORT_ERROR = exc
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.transport import (
+    HAS_REQUESTS, REQUESTS_IMPORT_ERROR, KINDS, RequestsTransport, Response, TransportError,
+)
 
 __all__ = [
     "HAS_REQUESTS", "REQUESTS_IMPORT_ERROR", "Response", "RequestsTransport",
-    "RetryPolicy", "RedfishClient", "TransportError",
+    "RetryPolicy", "RedfishClient", "TransportError", "idempotent",
 ]
 
 RETRY_STATUSES = frozenset([429, 500, 502, 503, 504])
+# Answers proving the BMC did not process the request: 503 (not taken in) and 429 (rate
+# limited, RFC 6585: "the request was not processed"). Only these re-send an action.
+REFUSED_STATUSES = frozenset([429, 503])
+# A gateway in front of the BMC gave up waiting: the BMC itself may have processed it.
+GATEWAY_STATUSES = frozenset([502, 504])
 SESSIONS_PATH = "/redfish/v1/SessionService/Sessions"
+NO_SESSION_STATUSES = (404, 405, 501)
 
 
-class TransportError(Exception):
-    """Raised by a transport when no HTTP answer arrived (reset, refused, timeout, TLS)."""
+def idempotent(method, headers):
+    """True when sending the request twice has the effect of sending it once.
 
-    def __init__(self, msg, retryable=True):
-        super(TransportError, self).__init__(msg)
-        self.retryable = retryable
-
-
-class Response:
-    """One HTTP answer: status, headers (lower-case keys) and raw body."""
-
-    def __init__(self, status, headers=None, body=b""):
-        self.status = status
-        self.headers = dict((k.lower(), v) for k, v in (headers or {}).items())
-        self.body = body or b""
-
-    def json(self, node="", url=""):
-        if not self.body.strip():
-            return {}
-        try:
-            data = json.loads(self.body.decode("utf-8"))
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise BmcResponseError(
-                "BMC of node %s answered %s with malformed JSON (%s); the BMC firmware may be "
-                "faulty or a proxy rewrote the answer. Retry, or check the BMC." % (node, url, exc),
-                node=node, url=url, status=self.status)
-        if not isinstance(data, dict):
-            raise BmcResponseError(
-                "BMC of node %s answered %s with JSON that is not an object." % (node, url),
-                node=node, url=url, status=self.status)
-        return data
-
-
-class RequestsTransport:
-    """HTTP over a keep-alive ``requests.Session`` (one per client, so thread-safe per node)."""
-
-    def __init__(self, verify=True):
-        self._session = requests.Session()
-        self._verify = verify  # passed per request: a Session attribute loses to REQUESTS_CA_BUNDLE
-
-    def send(self, method, url, headers, body, timeout, auth=None):
-        try:
-            rsp = self._session.request(method, url, headers=headers, data=body, verify=self._verify,
-                                        timeout=timeout, auth=auth, allow_redirects=False)
-        except requests.exceptions.SSLError as exc:
-            raise TransportError(
-                "TLS verification failed (%s); set ca_path to the CA that signed the BMC "
-                "certificate" % _first_line(exc), retryable=False)
-        except requests.exceptions.Timeout:
-            raise TransportError("timed out after %s s" % (timeout,))
-        except requests.exceptions.RequestException as exc:
-            raise TransportError("connection failed (%s)" % _first_line(exc))
-        return Response(rsp.status_code, rsp.headers, rsp.content)
-
-    def close(self):
-        self._session.close()
-
-
-def _first_line(exc):
-    """The innermost reason of a requests/urllib3 error, without the URL repetition."""
-    text = str(exc)
-    if "Caused by " in text:
-        text = text.split("Caused by ", 1)[-1]
-    for marker in ("certificate verify failed: ", "] ", ">: "):
-        if marker in text:
-            text = text.split(marker, 1)[-1]
-            break
-    return text.strip("()'\" ,")[:160]
+    GET/HEAD read; a PATCH carrying a real If-Match applies only to the version it was
+    read from, so a second copy after the first landed is refused (412), never applied.
+    """
+    if method in ("GET", "HEAD"):
+        return True
+    etag = headers.get("If-Match")
+    return method == "PATCH" and bool(etag) and etag != "*"
 
 
 class RetryPolicy:
-    """Exponential backoff, capped, honouring a numeric Retry-After from the BMC."""
+    """When to send a request again, and how long to wait first.
+
+    Exponential backoff, capped, honouring a numeric Retry-After from the BMC. An
+    idempotent request is re-sent after any transport failure or a 429/5xx answer; an
+    action only after an answer proving it was not processed (429, 503) or a failure
+    before any byte left (connection refused, connect timeout).
+    """
 
     def __init__(self, retries=3, backoff=0.5, max_delay=30.0):
         self.retries = retries
@@ -127,6 +77,14 @@ class RetryPolicy:
             except ValueError:
                 pass  # an HTTP date: fall back to our own backoff
         return min(self.backoff * (2 ** attempt), self.max_delay)
+
+    @staticmethod
+    def resend_status(status, safe):
+        return status in (RETRY_STATUSES if safe else REFUSED_STATUSES)
+
+    @staticmethod
+    def resend_failure(exc, safe):
+        return exc.retryable and (safe or not exc.sent)
 
 
 class RedfishClient:
@@ -170,7 +128,8 @@ class RedfishClient:
         if self._basic or self._token:
             return
         body = {"UserName": self._username, "Password": self._password}
-        rsp = self._send("POST", SESSIONS_PATH, body, {}, use_auth=False)
+        # A second login after a lost answer only opens a spare session that the BMC expires.
+        rsp = self._send("POST", SESSIONS_PATH, body, {}, use_auth=False, safe=True)
         if rsp.status in (200, 201, 204) and rsp.headers.get("x-auth-token"):
             self._token = rsp.headers["x-auth-token"]
             self._session_uri = _path_of(rsp.headers.get("location", ""))
@@ -180,9 +139,24 @@ class RedfishClient:
             # request proves the credentials either way.
             self._basic = True
             return
+        if rsp.status in NO_SESSION_STATUSES or (
+                rsp.status in (401, 403) and not self._offers_sessions()):
+            raise BmcAuthError(
+                "BMC of node %s at %s offers no sessions (HTTP %d to POST %s; its service root "
+                "names no SessionService), so auth: session cannot work. Set auth: auto or auth: "
+                "basic." % (self.node, self.baseuri, rsp.status, SESSIONS_PATH),
+                node=self.node, status=rsp.status)
         if rsp.status in (401, 403):
             raise self._auth_error(rsp, "creating a session")
         raise self._http_error(rsp, "POST", SESSIONS_PATH)
+
+    def _offers_sessions(self):
+        """True unless the (unauthenticated) service root shows no SessionService."""
+        rsp = self._send("GET", "/redfish/v1/", None, {}, use_auth=False)
+        if rsp.status != 200:
+            return True  # cannot tell: keep the credentials message
+        root = rsp.json(self.node, "/redfish/v1/")
+        return bool(root.get("SessionService") or (root.get("Links") or {}).get("Sessions"))
 
     def close(self):
         """Log out (best effort, once) and release connections."""
@@ -254,7 +228,8 @@ class RedfishClient:
         return rsp
 
     # -- internals -----------------------------------------------------------
-    def _send(self, method, path, body, headers, use_auth=True):
+    def _send(self, method, path, body, headers, use_auth=True, safe=None):
+        """Send, re-sending only what ``RetryPolicy`` allows; ``safe`` overrides idempotence."""
         hdrs = {"Accept": "application/json", "OData-Version": "4.0"}
         if body is not None:
             hdrs["Content-Type"] = "application/json"
@@ -265,6 +240,7 @@ class RedfishClient:
         elif use_auth:
             auth = (self._username or "", self._password or "")
         data = json.dumps(body) if body is not None else None
+        safe = idempotent(method, hdrs) if safe is None else safe
         attempt = 0
         while True:
             self.requests_sent += 1
@@ -272,21 +248,48 @@ class RedfishClient:
                 rsp = self._transport.send(method, self.baseuri + path, hdrs, data,
                                            self._timeout, auth=auth)
             except TransportError as exc:
-                if attempt >= self.retry.retries or not exc.retryable:
-                    raise BmcConnectionError(
-                        "BMC of node %s at %s did not answer %s %s: %s (after %d attempts). "
-                        "Check that the BMC address is right and reachable from the controller, "
-                        "or raise timeout/retries." % (self.node, self.baseuri, method, path, exc,
-                                                       attempt + 1),
-                        node=self.node, url=path)
-                self._sleep(self.retry.delay(attempt))
-                attempt += 1
-                continue
-            if rsp.status in RETRY_STATUSES and attempt < self.retry.retries:
-                self._sleep(self.retry.delay(attempt, rsp.headers.get("retry-after")))
-                attempt += 1
-                continue
-            return rsp
+                if exc.sent and not safe:
+                    raise self._outcome_unknown(method, path, _cause(exc, self._timeout))
+                if attempt >= self.retry.retries or not self.retry.resend_failure(exc, safe):
+                    raise self._no_answer(method, path, exc, attempt + 1)
+                delay = self.retry.delay(attempt)
+            else:
+                if not safe and rsp.status in GATEWAY_STATUSES:
+                    raise self._outcome_unknown(method, path, "HTTP %d from a gateway in front "
+                                                "of the BMC" % rsp.status)
+                if attempt >= self.retry.retries or not self.retry.resend_status(rsp.status, safe):
+                    return rsp
+                delay = self.retry.delay(attempt, rsp.headers.get("retry-after"))
+            self._sleep(delay)
+            attempt += 1
+
+    def _outcome_unknown(self, method, path, cause):
+        return OutcomeUnknownError(
+            "BMC of node %s at %s gave no answer to %s %s (%s); the action may have run, so it "
+            "was not sent again. Read the node's state to see whether it took effect."
+            % (self.node, self.baseuri, method, path, cause),
+            node=self.node, url=path, method=method, cause=cause)
+
+    def _no_answer(self, method, path, exc, attempts):
+        connect, read = self._timeout
+        where = "BMC of node %s at %s" % (self.node, self.baseuri)
+        tries = "%d attempt%s" % (attempts, "s" if attempts > 1 else "")
+        if exc.kind == "tls":
+            msg = ("TLS verification of the certificate of the %s failed: %s. Set ca_path to the "
+                   "CA that signed this BMC's certificate (validate_certs: false only for a lab "
+                   "BMC you trust)." % (where, exc))
+        elif exc.kind == "connect_timeout":
+            msg = ("%s accepted no connection for %s %s within the %s s connect timeout (%s). "
+                   "Check that the address is right and reachable from the controller (routing, "
+                   "firewall)." % (where, method, path, connect, tries))
+        elif exc.kind == "read_timeout":
+            msg = ("%s took the connection but sent no answer to %s %s within the %s s read "
+                   "timeout (%s). Raise the timeout option if this BMC is slow."
+                   % (where, method, path, read, tries))
+        else:
+            msg = ("%s did not answer %s %s: %s (%s). Check that the address and port are right "
+                   "and the BMC is reachable from the controller." % (where, method, path, exc, tries))
+        return BmcConnectionError(msg, node=self.node, url=path, cause=exc.kind)
 
     def _auth_error(self, rsp, action):
         return BmcAuthError(
@@ -304,11 +307,20 @@ class RedfishClient:
             node=self.node, status=rsp.status, url=path, message_id=message_id)
 
 
+def _cause(exc, timeout):
+    """A transport failure in words, with the timeout that ran out."""
+    if exc.kind == "read_timeout":
+        return "%s of %s s" % (KINDS["read_timeout"], timeout[1])
+    return str(exc)
+
+
 def _hint(status):
     if status == 404:
         return "The resource does not exist on this BMC: check the system id."
-    if status in RETRY_STATUSES:
+    if status in REFUSED_STATUSES:
         return "The BMC stayed busy through all retries; retry later or raise retries."
+    if status in RETRY_STATUSES:
+        return "The BMC reported a server error; check its event log, then retry."
     return "Check the request against the BMC's allowed values."
 
 

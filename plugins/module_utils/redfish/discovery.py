@@ -13,6 +13,7 @@ __metaclass__ = type
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.errors import (
     BmcHTTPError, DiscoveryError,
 )
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.fields import Fields
 
 __all__ = ["ROOT", "link", "members", "member_ids", "pick_member", "find_system",
            "managers_of", "optional"]
@@ -20,16 +21,15 @@ __all__ = ["ROOT", "link", "members", "member_ids", "pick_member", "find_system"
 ROOT = "/redfish/v1/"
 
 
-def link(resource, *keys):
-    """The ``@odata.id`` at ``resource[k1][k2]...``, or None when any step is absent."""
-    node = resource
-    for key in keys:
-        if not isinstance(node, dict) or key not in node:
-            return None
-        node = node[key]
-    if isinstance(node, dict):
-        return node.get("@odata.id")
-    return None
+def link(resource, *keys, **kwargs):
+    """The ``@odata.id`` at ``resource[k1][k2]...``, or None when any step is absent.
+
+    A step that is present but not an object (or an id that is not text) is a named error.
+    """
+    fields = Fields(resource, kwargs.get("node", ""))
+    for key in keys[:-1]:
+        fields = fields.sub(key)
+    return fields.link(keys[-1])
 
 
 def members(client, collection_path):
@@ -37,9 +37,9 @@ def members(client, collection_path):
     paths = []
     path = collection_path
     while path:
-        data = client.get(path)
-        paths.extend(m["@odata.id"] for m in data.get("Members", []) if "@odata.id" in m)
-        path = data.get("Members@odata.nextLink")
+        data = Fields(client.get(path), client.node, path)
+        paths.extend(m.text("@odata.id", required=True) for m in data.objects("Members"))
+        path = data.text("Members@odata.nextLink")
     return paths
 
 
@@ -65,7 +65,8 @@ def _direct(client, collection_path, member_id):
     if rsp.status != 200:
         return None
     data = client.remember(path, rsp)
-    return path if data.get("@odata.id", path).rstrip("/") == path.rstrip("/") else None
+    own = Fields(data, client.node, path).text("@odata.id") or path
+    return path if own.rstrip("/") == path.rstrip("/") else None
 
 
 def pick_member(client, collection_path, member_id, what):
@@ -108,7 +109,7 @@ def find_system(client, system_id=None):
     found = client.discovered.get(("system", system_id))
     if found:
         return found
-    systems = link(client.get(ROOT), "Systems")
+    systems = link(client.get(ROOT), "Systems", node=client.node)
     if not systems:
         raise DiscoveryError("BMC of node %s at %s has no Systems collection in its service "
                              "root; it is not a server BMC." % (client.node, client.baseuri),
@@ -120,12 +121,11 @@ def find_system(client, system_id=None):
 
 def managers_of(client, system_path):
     """Manager paths for a system: Links.ManagedBy, else every manager of the service."""
-    system = client.get(system_path)
-    managed_by = system.get("Links", {}).get("ManagedBy") or []
-    paths = [m["@odata.id"] for m in managed_by if "@odata.id" in m]
+    system = Fields(client.get(system_path), client.node, system_path)
+    paths = [m.text("@odata.id", required=True) for m in system.sub("Links").objects("ManagedBy")]
     if paths:
         return paths
-    managers = link(client.get(ROOT), "Managers")
+    managers = link(client.get(ROOT), "Managers", node=client.node)
     return members(client, managers) if managers else []
 
 

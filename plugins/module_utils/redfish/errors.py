@@ -13,7 +13,7 @@ __metaclass__ = type
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.errors import GpufleetError
 
 __all__ = [
-    "RedfishError", "BmcConnectionError", "BmcHTTPError", "BmcAuthError",
+    "RedfishError", "BmcConnectionError", "OutcomeUnknownError", "BmcHTTPError", "BmcAuthError",
     "BmcResponseError", "DiscoveryError", "UnsupportedValueError",
     "TaskFailedError", "WaitTimeoutError",
 ]
@@ -25,6 +25,11 @@ class RedfishError(GpufleetError):
 
 class BmcConnectionError(RedfishError):
     """The BMC did not answer: refused, reset, TLS failure or timeout."""
+
+
+class OutcomeUnknownError(BmcConnectionError):
+    """An action (POST, or PATCH without If-Match) got no answer after it may have reached
+    the BMC: it is never sent again; the caller reads the state it should have changed."""
 
 
 class BmcHTTPError(RedfishError):

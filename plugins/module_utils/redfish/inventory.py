@@ -11,6 +11,9 @@ __metaclass__ = type
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish import discovery
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.boot import current_boot
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.fields import (
+    POWER_STATES, Fields,
+)
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.firmware import (
     firmware_inventory,
 )
@@ -20,47 +23,53 @@ __all__ = ["SUBSETS", "gather", "system_facts", "nic_facts", "processor_facts", 
 SUBSETS = ("system", "nics", "processors", "managers", "firmware")
 
 
-def system_facts(system):
-    status = system.get("Status") or {}
-    boot = system.get("Boot") or {}
+def _health(fields):
+    status = fields.sub("Status")
+    return status.text("HealthRollup") or status.text("HealthRollUp") or status.text("Health")
+
+
+def system_facts(system, node=""):
+    """Facts of a ComputerSystem; a field of the wrong type is a named BmcResponseError."""
+    f = Fields(system, node)
+    boot = f.sub("Boot")
     return dict(
-        id=system.get("Id"), name=system.get("Name"), manufacturer=system.get("Manufacturer"),
-        model=system.get("Model"), serial_number=system.get("SerialNumber"),
-        sku=system.get("SKU"), uuid=system.get("UUID"), power_state=system.get("PowerState"),
-        health=status.get("HealthRollup") or status.get("HealthRollUp") or status.get("Health"),
-        state=status.get("State"), bios_version=system.get("BiosVersion"),
-        boot=dict(current_boot(system), allowed_targets=boot.get(
+        id=f.text("Id", required=True), name=f.text("Name"), manufacturer=f.text("Manufacturer"),
+        model=f.text("Model"), serial_number=f.text("SerialNumber"), sku=f.text("SKU"),
+        uuid=f.text("UUID"), power_state=f.text("PowerState", choices=POWER_STATES),
+        health=_health(f), state=f.sub("Status").text("State"), bios_version=f.text("BiosVersion"),
+        boot=dict(current_boot(system, node), allowed_targets=boot.texts(
             "BootSourceOverrideTarget@Redfish.AllowableValues")),
-        memory_gib=(system.get("MemorySummary") or {}).get("TotalSystemMemoryGiB"),
-        processor_count=(system.get("ProcessorSummary") or {}).get("Count"),
+        memory_gib=f.sub("MemorySummary").get("TotalSystemMemoryGiB", "number"),
+        processor_count=f.sub("ProcessorSummary").get("Count", "integer"),
     )
 
 
 def _collection(client, resource, key):
-    """Member resources of ``resource[key]``, or None when the BMC lacks the collection."""
-    path = discovery.link(resource, key)
+    """Member resources of ``resource[key]`` as Fields, or None when the BMC lacks it."""
+    path = discovery.link(resource, key, node=client.node)
     if not path or discovery.optional(client, path) is None:
         return None
-    return [client.get(p) for p in discovery.members(client, path)]
+    return [Fields(client.get(p), client.node, p) for p in discovery.members(client, path)]
 
 
 def nic_facts(client, system):
     nics = _collection(client, system, "EthernetInterfaces")
     if nics is None:
         return None
-    return [dict(id=n.get("Id"), name=n.get("Name"),
-                 mac=n.get("PermanentMACAddress") or n.get("MACAddress"),
-                 link_status=n.get("LinkStatus")) for n in nics]
+    return [dict(id=n.text("Id", required=True), name=n.text("Name"),
+                 mac=n.text("PermanentMACAddress") or n.text("MACAddress"),
+                 link_status=n.text("LinkStatus")) for n in nics]
 
 
 def processor_facts(client, system):
     procs = _collection(client, system, "Processors")
     if procs is None:
         return None
-    return [dict(id=p.get("Id"), type=p.get("ProcessorType"), manufacturer=p.get("Manufacturer"),
-                 model=p.get("Model"), cores=p.get("TotalCores"), threads=p.get("TotalThreads"),
-                 memory_mib=(p.get("MemorySummary") or {}).get("TotalMemorySizeMiB"),
-                 health=(p.get("Status") or {}).get("Health")) for p in procs]
+    return [dict(id=p.text("Id", required=True), type=p.text("ProcessorType"),
+                 manufacturer=p.text("Manufacturer"), model=p.text("Model"),
+                 cores=p.get("TotalCores", "integer"), threads=p.get("TotalThreads", "integer"),
+                 memory_mib=p.sub("MemorySummary").get("TotalMemorySizeMiB", "number"),
+                 health=p.sub("Status").text("Health")) for p in procs]
 
 
 def manager_facts(client, system_path):
@@ -68,11 +77,11 @@ def manager_facts(client, system_path):
     for path in discovery.managers_of(client, system_path):
         mgr = discovery.optional(client, path)
         if mgr is not None:
-            result.append(dict(id=mgr.get("Id"), model=mgr.get("Model"),
-                               manager_type=mgr.get("ManagerType"),
-                               firmware_version=mgr.get("FirmwareVersion"),
-                               uuid=mgr.get("UUID"),
-                               health=(mgr.get("Status") or {}).get("Health")))
+            m = Fields(mgr, client.node, path)
+            result.append(dict(id=m.text("Id", required=True), model=m.text("Model"),
+                               manager_type=m.text("ManagerType"),
+                               firmware_version=m.text("FirmwareVersion"), uuid=m.text("UUID"),
+                               health=m.sub("Status").text("Health")))
     return result
 
 
@@ -80,7 +89,7 @@ def gather(client, system_id=None, subset=SUBSETS):
     """Facts for the subsets asked; ``unsupported`` lists what the BMC does not offer."""
     path = discovery.find_system(client, system_id)
     system = client.get(path)
-    facts = dict(system=system_facts(system))
+    facts = dict(system=system_facts(system, client.node))
     if "nics" in subset:
         facts["nics"] = nic_facts(client, system)
     if "processors" in subset:

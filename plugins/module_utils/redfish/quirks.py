@@ -23,13 +23,19 @@ QUIRKS = {
     },
     # NVIDIA DGX BMC (AMI based): InsertMedia requires UserName/Password to be present.
     "nvidia": {"insert_needs_credentials": True},
+    # sushy-tools (Manufacturer "Sushy Emulator"), fake and libvirt drivers: a one-time boot
+    # override reads back as Continuous (the driver keeps no Once). Continuous then counts
+    # as Once, or every run would PATCH and check mode would always predict a change.
+    "sushy": {"boot_once_reads_continuous": True},
 }
 
 _ALIASES = {"hewlett packard enterprise": "hpe", "hp": "hpe", "nvidia corporation": "nvidia"}
 
 
 def vendor_of(system):
-    manufacturer = (system.get("Manufacturer") or "").strip().lower()
+    manufacturer = system.get("Manufacturer") if isinstance(system, dict) else None
+    # A non-text Manufacturer is the readers' error to report (fields.py); here: no vendor.
+    manufacturer = manufacturer.strip().lower() if isinstance(manufacturer, str) else ""
     return _ALIASES.get(manufacturer, manufacturer.split(" ")[0] if manufacturer else "")
 
 

@@ -5,19 +5,25 @@
 VirtualMedia lives under the ComputerSystem on newer firmware (Redfish 2021.1+, sushy-tools)
 and under the Manager on older ones (iDRAC 4/5, iLO 5); both are discovered by link. The
 device is chosen by the media types it accepts, never by a vendor-specific id like "CD".
+An insert or eject whose answer is lost is not sent again: the device is read once and
+its ``Image``/``Inserted`` decide (actions.py).
 """
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish import discovery
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.actions import (
+    patch_once, send_once, settled_note, unknown_outcome,
+)
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.errors import (
     DiscoveryError, UnsupportedValueError,
 )
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.fields import Fields
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.quirks import quirk
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.tasks import wait_task
 
-__all__ = ["MEDIA_TYPES", "media_type_for", "devices", "insert_media", "eject_media"]
+__all__ = ["MEDIA_TYPES", "media_type_for", "devices", "checked_device", "insert_media",
+           "eject_media"]
 
 MEDIA_TYPES = {"cd": ("CD", "DVD"), "usb": ("USBStick",), "floppy": ("Floppy",)}
 
@@ -44,7 +50,20 @@ def devices(client, system_path):
             "BMC of node %s (%s) has no VirtualMedia under the system or its managers; this "
             "BMC (or its license) does not offer virtual media. Use PXE or HTTP boot."
             % (client.node, system_path), node=client.node)
-    return [(p, client.get(p)) for p in paths]
+    return [(p, checked_device(client, p, client.get(p))) for p in paths]
+
+
+def checked_device(client, path, dev):
+    """``dev`` after checking the type of every field this module reads (named error if not)."""
+    fields = Fields(dev, client.node, path)
+    fields.get("Inserted", "flag")
+    fields.text("Image")
+    fields.texts("MediaTypes")
+    actions = fields.sub("Actions")
+    for name in ("#VirtualMedia.InsertMedia", "#VirtualMedia.EjectMedia"):
+        if actions.get(name, "object") is not None:
+            actions.sub(name).text("target", required=True)
+    return dev
 
 
 def _is_inserted(dev):
@@ -67,57 +86,79 @@ def _pick(client, system_path, devs, media_type):
 
 def insert_media(client, system_id, image_url, media_type=None, write_protected=True,
                  check_mode=False):
-    """Insert ``image_url``; return ``{changed, device, before, image, inserted}``."""
+    """Insert ``image_url``; return ``{changed, device, before, image, inserted, warnings}``."""
     system_path = discovery.find_system(client, system_id)
     media_type = media_type_for(image_url, media_type)
     devs = devices(client, system_path)
     for path, dev in devs:
         if _is_inserted(dev) and dev.get("Image") == image_url:
             return dict(changed=False, device=path, before=image_url, image=image_url,
-                        inserted=True)
+                        inserted=True, warnings=[])
     path, dev = _pick(client, system_path, devs, media_type)
     before = dev.get("Image") if _is_inserted(dev) else None
     if check_mode:
-        return dict(changed=True, device=path, before=before, image=image_url, inserted=True)
+        return dict(changed=True, device=path, before=before, image=image_url, inserted=True,
+                    warnings=[])
+    warnings = []
     if before:
-        _eject(client, path, dev)
-    _insert(client, system_path, path, dev, image_url, write_protected)
-    after = client.get(path, cached=False)
+        _eject(client, path, dev, warnings)
+    lost = _insert(client, system_path, path, dev, image_url, write_protected)
+    after = checked_device(client, path, client.get(path, cached=False))
+    if lost:
+        what = "InsertMedia of %s into %s" % (image_url, path)
+        if not (_is_inserted(after) and after.get("Image") == image_url):
+            raise unknown_outcome(client, what, lost, _describe(after), "Check the BMC's virtual "
+                                  "media page, then re-run the task (it inserts only when needed).")
+        warnings.append(settled_note(client, what, lost, _describe(after)))
     return dict(changed=True, device=path, before=before, image=after.get("Image"),
-                inserted=bool(after.get("Inserted")))
+                inserted=bool(after.get("Inserted")), warnings=warnings)
+
+
+def _describe(dev):
+    if _is_inserted(dev):
+        return "Image %s inserted" % dev.get("Image")
+    return "no image inserted"
 
 
 def _insert(client, system_path, path, dev, image_url, write_protected):
+    """Send the insert once; the OutcomeUnknownError when its answer was lost."""
     system = client.get(system_path)
     action = dev.get("Actions", {}).get("#VirtualMedia.InsertMedia")
     body = {"Image": image_url, "Inserted": True, "WriteProtected": write_protected}
     if not action:
         # No InsertMedia action (Redfish < 2017.3, Lenovo SD530): PATCH the device.
-        client.patch(path, body)
-        return
+        return patch_once(client, path, body)
     if quirk(system, "insert_omit_defaults"):
         body = dict((k, v) for k, v in body.items() if v is not True)
     if quirk(system, "insert_needs_credentials"):
         body.update(UserName="none", Password="none")
-    wait_task(client, client.post(action["target"], body), "InsertMedia")
+    return send_once(client, action["target"], body, "InsertMedia")
 
 
-def _eject(client, path, dev):
+def _eject(client, path, dev, warnings):
     action = dev.get("Actions", {}).get("#VirtualMedia.EjectMedia")
     if action:
         # Always send a JSON body: HPE iLO 5 answers 400/415 to an empty EjectMedia POST.
-        wait_task(client, client.post(action["target"], {}), "EjectMedia")
+        lost = send_once(client, action["target"], {}, "EjectMedia")
     else:
-        client.patch(path, {"Image": None, "Inserted": False})
+        lost = patch_once(client, path, {"Image": None, "Inserted": False})
+    if lost:
+        what = "EjectMedia of %s" % path
+        after = checked_device(client, path, client.get(path, cached=False))
+        if _is_inserted(after):
+            raise unknown_outcome(client, what, lost, _describe(after), "Check the BMC's "
+                                  "virtual media page, then re-run the task.")
+        warnings.append(settled_note(client, what, lost, _describe(after)))
 
 
 def eject_media(client, system_id, image_url=None, check_mode=False):
-    """Eject ``image_url`` (or everything inserted); return ``{changed, ejected}``."""
+    """Eject ``image_url`` (or everything inserted); return ``{changed, ejected, warnings}``."""
     system_path = discovery.find_system(client, system_id)
     targets = [(p, d) for p, d in devices(client, system_path) if _is_inserted(d)
                and (image_url is None or d.get("Image") == image_url)]
+    warnings = []
     if not check_mode:
         for path, dev in targets:
-            _eject(client, path, dev)
+            _eject(client, path, dev, warnings)
     return dict(changed=bool(targets), ejected=[p for p, dummy in targets],
-                image=None, inserted=False)
+                image=None, inserted=False, warnings=warnings)

@@ -75,3 +75,60 @@ def test_what_the_bmc_applied_is_reported_with_a_warning(rf):
     assert result["applied"]["enabled"] == "Continuous"
     assert result["warnings"] == [
         "Node node-1: requested boot enabled Once but the BMC reports Continuous."]
+
+
+def test_sushy_once_read_back_as_continuous_check_and_real_run_agree(rf):
+    """sushy-tools reads a one-time override back as Continuous (fixtures/sushy, captured)."""
+    transport = bmc(rf, "sushy", keep_enabled="Continuous")
+    first = boot.set_boot(rf.make_client(transport), "1", "cd", "once")
+    assert first["changed"] is True and first["warnings"] == []
+    predicted = boot.set_boot(rf.make_client(transport), "1", "cd", "once", check_mode=True)
+    second = boot.set_boot(rf.make_client(transport), "1", "cd", "once")
+    assert predicted["changed"] is False and second["changed"] is False
+    assert len(transport.calls("PATCH")) == 1  # the second run sent nothing
+
+
+def test_sushy_quirk_still_changes_a_different_target(rf):
+    transport = bmc(rf, "sushy", keep_enabled="Continuous")
+    boot.set_boot(rf.make_client(transport), "1", "cd", "once")
+    predicted = boot.set_boot(rf.make_client(transport), "1", "pxe", "once", check_mode=True)
+    result = boot.set_boot(rf.make_client(transport), "1", "pxe", "once")
+    assert predicted["changed"] is True and result["changed"] is True
+    assert len(transport.calls("PATCH")) == 2
+
+
+def test_without_the_quirk_continuous_is_not_once(rf):
+    transport = bmc(rf, keep_enabled="Continuous")  # generic vendor: no quirk
+    boot.set_boot(rf.make_client(transport), "1", "cd", "once")
+    predicted = boot.set_boot(rf.make_client(transport), "1", "cd", "once", check_mode=True)
+    assert predicted["changed"] is True
+
+
+def _lost_patch(rf, transport, applies):
+    from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.client import (
+        TransportError,
+    )
+
+    def patch(call):
+        if applies:
+            transport.tree[SYSTEM]["Boot"].update(call["body"]["Boot"])
+        raise TransportError("no answer within the read timeout", kind="read_timeout")
+    transport.on("PATCH", SYSTEM, patch)
+
+
+@pytest.mark.parametrize("applies", [True, False])
+def test_lost_patch_answer_is_judged_by_reading_back(rf, clock, applies):
+    from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.errors import (
+        OutcomeUnknownError,
+    )
+    transport = bmc(rf)
+    _lost_patch(rf, transport, applies)
+    client = rf.make_client(transport, clock)
+    if applies:
+        result = boot.set_boot(client, "1", "pxe", "once")
+        assert result["changed"] is True and "took effect" in result["warnings"][0]
+    else:
+        with pytest.raises(OutcomeUnknownError) as err:
+            boot.set_boot(client, "1", "pxe", "once")
+        assert "outcome is unknown" in err.value.msg and "target Hdd" in err.value.msg
+    assert len(transport.calls("PATCH", SYSTEM)) == 1

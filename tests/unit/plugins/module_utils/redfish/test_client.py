@@ -49,11 +49,22 @@ def test_basic_auth_never_tries_a_session(rf, generic):
 
 
 def test_session_mode_with_wrong_credentials_is_one_clear_error(rf, generic):
+    generic.tree["/redfish/v1/"]["SessionService"] = {"@odata.id": "/redfish/v1/SessionService"}
     generic.on("POST", SESSIONS, rf.ok({"error": {"message": "bad"}}, 401))
     with pytest.raises(BmcAuthError) as err:
         rf.make_client(generic, auth="session").get(SYSTEM)
     assert "node-1" in err.value.msg and "refused the credentials" in err.value.msg
     assert "\n" not in err.value.msg
+
+
+@pytest.mark.parametrize("status", [401, 404, 405, 501])
+def test_session_mode_without_session_service_says_so_and_names_the_fix(rf, generic, status):
+    generic.on("POST", SESSIONS, rf.ok({"error": {"message": "no"}}, status))
+    with pytest.raises(BmcAuthError) as err:
+        rf.make_client(generic, auth="session").get(SYSTEM)
+    assert "offers no sessions" in err.value.msg and "refused the credentials" not in err.value.msg
+    assert "auth: auto or auth: basic" in err.value.msg
+    assert not generic.calls("GET", SYSTEM)  # nothing sent with credentials that cannot work
 
 
 def test_relogin_once_after_401_mid_run(rf, generic):
@@ -172,3 +183,47 @@ def test_password_never_in_errors(rf, generic, clock, setup):
 def test_baseuri_without_scheme_is_https(rf, generic):
     client = rf.make_client(generic)
     assert client.baseuri == "https://bmc-1.example.net"
+
+
+@pytest.mark.parametrize("kind, says, fix", [
+    ("tls", "TLS verification of the certificate", "Set ca_path"),
+    ("connect_timeout", "within the 5 s connect timeout", "reachable from the controller"),
+    ("read_timeout", "within the 10 s read timeout", "Raise the timeout option"),
+    ("refused", "connection refused", "address and port are right"),
+])
+def test_no_answer_says_what_happened_and_the_one_fix(rf, generic, clock, kind, says, fix):
+    from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.transport import KINDS
+    generic.on("GET", SYSTEM, TransportError(KINDS[kind], retryable=kind != "tls", kind=kind))
+    with pytest.raises(BmcConnectionError) as err:
+        rf.make_client(generic, clock).get(SYSTEM)
+    msg = err.value.msg
+    assert says in msg and fix in msg and "node-1" in msg
+    assert msg.count("(") == msg.count(")") and "(5, 10)" not in msg
+    assert "timeout/retries" not in msg
+    assert ("Raise the timeout" in msg) == (kind == "read_timeout")  # the one fix that helps
+    assert err.value.details["cause"] == kind
+
+
+@pytest.mark.parametrize("method, headers, safe", [
+    ("GET", {}, True), ("HEAD", {}, True), ("POST", {}, False), ("DELETE", {}, False),
+    ("PATCH", {}, False), ("PATCH", {"If-Match": '"v1"'}, True), ("PATCH", {"If-Match": "*"}, False),
+])
+def test_only_idempotent_requests_are_resent_after_a_lost_answer(method, headers, safe):
+    from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.client import idempotent
+    assert idempotent(method, headers) is safe
+
+
+def test_patch_with_if_match_is_resent_after_a_timeout(rf, generic, clock):
+    generic.on("GET", SYSTEM, rf.ok({"Id": "1"}, 200, {"ETag": '"v1"'}))
+    generic.on("PATCH", SYSTEM, [TransportError("t", kind="read_timeout"), rf.ok(None, 204)])
+    client = rf.make_client(generic, clock)
+    client.get(SYSTEM)
+    client.patch(SYSTEM, {"Boot": {}})
+    assert len(generic.calls("PATCH", SYSTEM)) == 2
+
+
+def test_post_500_is_not_resent(rf, generic, clock):
+    generic.on("POST", SYSTEM + "/Actions/X", rf.ok({"error": {"message": "boom"}}, 500))
+    with pytest.raises(BmcHTTPError) as err:
+        rf.make_client(generic, clock).post(SYSTEM + "/Actions/X", {})
+    assert len(generic.calls("POST")) == 1 and "event log" in err.value.msg

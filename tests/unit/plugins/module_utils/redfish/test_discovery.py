@@ -77,10 +77,22 @@ def test_root_without_systems(rf):
     ({"A": {"B": {"@odata.id": "/y"}}}, ("A", "B"), "/y"),
     ({"A": {}}, ("A",), None),
     ({}, ("A",), None),
-    ({"A": "text"}, ("A", "B"), None),
 ])
 def test_link(resource, keys, expected):
     assert discovery.link(resource, *keys) == expected
+
+
+@pytest.mark.parametrize("resource, keys, field", [
+    ({"A": "text"}, ("A", "B"), "A"),
+    ({"A": {"@odata.id": 5}}, ("A",), "A.@odata.id"),
+])
+def test_link_through_a_wrong_type_names_the_field(resource, keys, field):
+    from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.errors import (
+        BmcResponseError,
+    )
+    with pytest.raises(BmcResponseError) as err:
+        discovery.link(resource, *keys, node="node-1")
+    assert err.value.details["field"] == field and "node-1" in err.value.msg
 
 
 def test_direct_lookup_skips_the_collection(rf, generic):

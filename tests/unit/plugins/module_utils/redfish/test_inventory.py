@@ -77,5 +77,5 @@ def test_missing_parts_are_null_and_listed(rf, generic):
 
 @pytest.mark.parametrize("status", [{"Health": "OK"}, {"HealthRollUp": "Critical", "Health": "OK"}])
 def test_health_prefers_rollup(status):
-    facts = inventory.system_facts({"Status": status})
+    facts = inventory.system_facts({"Id": "1", "Status": status})
     assert facts["health"] == status.get("HealthRollUp", status["Health"])

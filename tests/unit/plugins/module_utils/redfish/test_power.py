@@ -42,7 +42,7 @@ def test_state_sends_the_right_reset(rf, clock, state, start, sent, end):
     transport = bmc(rf, start)
     result = power.set_power(rf.make_client(transport, clock), None, state)
     assert resets(transport) == sent
-    assert result == dict(changed=True, before=start, state=end, reset_type=sent[0])
+    assert result == dict(changed=True, before=start, state=end, reset_type=sent[0], warnings=[])
 
 
 @pytest.mark.parametrize("state, start", [("on", "On"), ("off", "Off"), ("force_off", "Off")])

@@ -51,7 +51,7 @@ def test_insert_chooses_a_device_by_media_type(rf, url, media_type, device):
     transport = bmc(rf)
     result = vm.insert_media(rf.make_client(transport), "1", url, media_type)
     assert result == dict(changed=True, device="/redfish/v1/Systems/1/VirtualMedia/" + device,
-                          before=None, image=url, inserted=True)
+                          before=None, image=url, inserted=True, warnings=[])
     body = transport.calls("POST")[0]["body"]
     assert body == {"Image": url, "Inserted": True, "WriteProtected": True}
 
