@@ -5,8 +5,10 @@ pure functions never see a file, a database or a clock.
 
 Pools come from the planner's policy (gpufleet.capacity.policy): a pool's members are the
 inventory hosts its member rules claim (gpufleet.controller.planning, first pool wins);
-without an inventory, the ledger's nodes whose name or SKU the rules claim. A gang belongs
-to the job named before the ``@`` of its id (gpufleet.capacity.gang.gang_id_for).
+without an inventory, the ledger's nodes whose name or SKU the rules claim. Gangs in progress
+come from the decision log (the controller's record of them) and from the ledger's gang
+tables (the gang playbooks); a ledger gang belongs to the job named before the ``@`` of its
+id (gpufleet.capacity.gang.gang_id_for).
 """
 import shutil
 
@@ -15,7 +17,7 @@ from gpufleet.view.inputs import FleetInputs, PoolSpec, Sample, Transition
 from gpufleet.view.slurm_input import read_sinfo, read_squeue
 
 __all__ = ["SourceError", "load", "pools_from_policy", "run_slurm", "ledger_transitions",
-           "ledger_samples", "ledger_gangs", "open_ledger"]
+           "ledger_samples", "ledger_gangs", "decision_gangs", "open_ledger", "GANG_LOOKBACK_S"]
 
 
 class SourceError(Exception):
@@ -70,6 +72,21 @@ def ledger_samples(ledger, since=None):
 def _job_of_gang(gang_id):
     return gang_id.split("@", 1)[0]
 
+# How far back the decision log is folded into gangs in progress (gang deadlines are hours).
+GANG_LOOKBACK_S = 2 * 86400
+
+
+def decision_gangs(decision_rows):
+    """Gangs the controller is forming: the planner's fold over the recorded decisions, read
+    the way the controller's loop reads them (gpufleet.controller.loop)."""
+    from gpufleet.capacity.gangbook import fold
+    from gpufleet.controller.loop import _action_of  # the loop's own decision -> Action reader
+    acts = [_action_of(d) for d in decision_rows if ((d.get("demand") or {}).get("action") or {}).get("gang_id")]
+    return tuple({"gang_id": g.gang_id, "job": g.job_id, "size": g.size, "status": "forming",
+                  "members": [{"node": m.node, "status": "member"} for m in g.members]}
+                 for g in fold((), acts))
+
+
 def ledger_gangs(ledger):
     """Gangs still forming (not admitted or rolled back) with their active members."""
     from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import ledger_gangs as sql
@@ -87,9 +104,10 @@ def load(ledger, policy, now, squeue_text=None, sinfo_text=None, gate_dir=None, 
     from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import decisions
     pools = pools_from_policy(policy, ledger.nodes(), hosts)
     jobs, extras = read_squeue(squeue_text, policy, pools) if squeue_text else ((), {})
+    recent = tuple(decisions.decisions(ledger, since=now - GANG_LOOKBACK_S))
     return FleetInputs(now=now, pools=pools, transitions=ledger_transitions(ledger),
                        samples=ledger_samples(ledger, samples_since), jobs=jobs, job_extra=extras,
                        slurm_nodes=read_sinfo(sinfo_text) if sinfo_text else {},
                        gate_reports=gate_reports(gate_dir) if gate_dir else {},
-                       gangs=ledger_gangs(ledger), decisions=tuple(decisions.decisions(ledger, limit=200)),
+                       gangs=ledger_gangs(ledger) + decision_gangs(recent), decisions=recent,
                        fleet_concurrency=policy.fleet.concurrency_limit)
