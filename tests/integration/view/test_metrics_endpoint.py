@@ -76,3 +76,21 @@ def test_metrics_once_prints_the_exposition(tmp_path, capsys):
     assert main(["metrics", "--once", "--ledger", str(tmp_path / "ledger.sqlite"), "--policy",
                  str(tmp_path / "policy.yml")]) == 0
     assert "gpufleet_ledger_up 1.0" in capsys.readouterr().out
+
+
+def test_controller_run_metrics_port_serves_the_ledger(tmp_path):
+    from types import SimpleNamespace
+
+    from gpufleet.commands.controller import start_metrics
+    fill(tmp_path / "ledger.sqlite").close()
+    args = SimpleNamespace(metrics_port=0, metrics_addr="127.0.0.1", ledger=str(tmp_path / "ledger.sqlite"),
+                           lab=False, vars=None, slurm_prefix=None, inventory=None)
+    reconciler = SimpleNamespace(planning=SimpleNamespace(policy=policy()), hosts=HOSTS)
+    server = start_metrics(args, reconciler)
+    try:
+        got = _scrape(server)
+        assert got[("gpufleet_ledger_up", ())] == 1
+        assert got[("gpufleet_nodes", (("pool", "h100"), ("state", "hot"), ("tier", "hot")))] == 1
+    finally:
+        server.shutdown()
+    assert start_metrics(SimpleNamespace(metrics_port=None), reconciler) is None
