@@ -6,9 +6,9 @@ Layers: L4 workload (busy), L3 scheduling (joined, but idle or refused by Slurm)
 L2 provisioning (on its way or parked by the controller), L1 capacity supply (broken or
 not enrolled). docs/fleet-view.md has the table.
 """
-import re
+from gpufleet.capacity.tiers import slurm_flags
 
-__all__ = ["state_words", "CATEGORIES", "LAYER_OF", "SCHEDULABLE", "LAYERS", "LAYER_NAMES",
+__all__ = ["CATEGORIES", "LAYER_OF", "SCHEDULABLE", "LAYERS", "LAYER_NAMES",
            "ledger_category", "slurm_category", "IN_FLIGHT_STATES"]
 
 LAYERS = ("L1", "L2", "L3", "L4")
@@ -42,11 +42,14 @@ _LEDGER = {
 }
 # Bring-ups under way: what a concurrency limit counts.
 IN_FLIGHT_STATES = ("imaging", "configuring", "validating", "waking", "recycling")
-_BUSY = {"ALLOCATED", "ALLOC", "MIXED", "MIX", "COMPLETING"}
-_DRAIN = {"DRAIN", "DRAINING", "DRAINED"}
-_DOWN = {"DOWN", "FAIL", "FAILING", "NOT_RESPONDING", "POWERED_DOWN", "POWER_DOWN",
-         "POWERING_DOWN", "FUTURE", "UNKNOWN", "MAINTENANCE", "MAINT", "RESERVED", "INVALID",
-         "INVALID_REG", "REBOOT_REQUESTED", "REBOOT_ISSUED", "POWERING_UP"}
+# Slurm words (lower case, as gpufleet.capacity.tiers.slurm_flags reads them). Idle with a
+# harmless flag (CLOUD: the lab's nodes) is idle; anything not busy, drained or idle counts
+# as refused by Slurm (fail closed).
+_BUSY = {"allocated", "alloc", "mixed", "mix", "completing"}
+_DRAIN = {"drain", "draining", "drained"}
+_DOWN = {"down", "fail", "failing", "not_responding", "powered_down", "power_down", "powering_down",
+         "powering_up", "future", "unknown", "maint", "maintenance", "reserved", "invalid", "invalid_reg",
+         "reboot_requested", "reboot_issued"}
 
 
 def ledger_category(state):
@@ -63,14 +66,10 @@ def ledger_category(state):
                          'gpufleet/view/categories.py.' % state)
 
 
-def state_words(text):
-    """Slurm's state text as upper-case words: ``"idle+drain"`` -> ``{"IDLE", "DRAIN"}``."""
-    return frozenset(w.upper() for w in re.split(r"[+,\s]+", text or "") if w)
-
-
-def slurm_category(words):
-    """Category of a joined node from Slurm's state words (None or empty: unsampled)."""
-    words = {w.upper() for w in (words or ())}
+def slurm_category(state):
+    """Category of a joined node from Slurm's state: text (``"IDLE+DRAIN"``) or words
+    (``["IDLE", "DRAIN"]``); None or empty: unsampled."""
+    words = slurm_flags(state or None)
     if not words:
         return "unsampled"
     # A job still running on a draining node is work done: busy wins over the flags.
@@ -78,8 +77,6 @@ def slurm_category(words):
         return "busy"
     if words & _DRAIN:
         return "draining"
-    if words & _DOWN:
-        return "slurm_down"
-    if "IDLE" in words:
+    if "idle" in words and not words & _DOWN:
         return "idle"
     return "slurm_down"

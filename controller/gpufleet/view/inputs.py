@@ -18,6 +18,7 @@ class PoolSpec:
     members: Tuple[str, ...]
     partition: str = ""
     max_concurrent_bringups: int = 0     # 0: no per-pool limit
+    gate_validity: float = 7 * 86400.0   # seconds a passed gate stays valid (the policy's)
 
 
 @dataclass(frozen=True)

@@ -2,11 +2,12 @@
 ledger's demand and decision rows (``metrics.LedgerCollector`` turns them into Prometheus
 families on every scrape). docs/fleet-view.md lists every metric.
 """
-from gpufleet.view.categories import LAYER_OF, ledger_category, slurm_category, state_words
+from gpufleet.capacity.tiers import classify
+from gpufleet.view.categories import LAYER_OF, ledger_category, slurm_category
 from gpufleet.view.seam import by_node
 from gpufleet.view.timeline import state_at
 
-__all__ = ["METRICS", "metric_values", "TIER_OF"]
+__all__ = ["METRICS", "metric_values"]
 
 # name -> (type, help, label names). Counters are named without ``_total``: the client adds it.
 METRICS = {
@@ -26,30 +27,33 @@ METRICS = {
     "gpufleet_ledger_up": ("gauge", "1 when the last scrape read the ledger, 0 when it failed", ()),
 }
 
-# Fleet-view category -> the planner's warmth tier (gpufleet.capacity.model). A joined node
-# with no Slurm sample is not proven schedulable: unavailable (fail closed).
-TIER_OF = {"busy": "busy", "idle": "idle", "hot": "hot", "warm": "warm", "cold": "cold",
-           "provisioning": "provisioning", "draining": "unavailable", "failed": "unavailable",
-           "break_fix": "unavailable", "slurm_down": "unavailable", "unsampled": "unavailable",
-           "not_enrolled": "unavailable"}
+def _slurm(state, samples, since):
+    """Slurm's last sampled state during the current joined stretch (None: not sampled)."""
+    mine = [s for s in samples if s.at >= since] if state == "joined" else []
+    return mine[-1].slurm_state if mine else None
 
 
-def _category(state, samples, since):
-    if state != "joined":
-        return ledger_category(state)
-    mine = [s for s in samples if s.at >= since]
-    return slurm_category(state_words(mine[-1].slurm_state) if mine else None)
+def _tier(pool, state, slurm, history, now):
+    """The planner's own tier (gpufleet.capacity.tiers.classify), so the metric and the
+    planner agree; a host not in the ledger is cold, as the controller counts it."""
+    gate_at = max([t.at for t in history if t.to_state == "ready" and t.at <= now], default=None)
+    tier, _why = classify(state or "enrolled", slurm, gate_passed_at=gate_at,
+                          gate_validity=pool.gate_validity, now=now)
+    return tier
 
 
 def _node_rows(inputs):
-    """(pool, node, state, since, category) for every owned node that is not decommissioned."""
+    """(pool, node, state, since, category, tier) for every owned node not decommissioned."""
     transitions, samples = by_node(inputs.transitions), by_node(inputs.samples)
     for pool in inputs.pools:
         for node in pool.members:
-            state, since = state_at(transitions.get(node, ()), inputs.now)
+            history = transitions.get(node, ())
+            state, since = state_at(history, inputs.now)
             if state == "decommissioned":
                 continue
-            yield pool, node, state, since, _category(state, samples.get(node, ()), since or 0.0)
+            slurm = _slurm(state, samples.get(node, ()), since or 0.0)
+            category = slurm_category(slurm) if state == "joined" else ledger_category(state)
+            yield pool, node, state, since, category, _tier(pool, state, slurm, history, inputs.now)
 
 
 def _count(rows, key):
@@ -89,12 +93,12 @@ def metric_values(inputs, demand_rows=(), decision_rows=()):
     rows = list(_node_rows(inputs))
     state_of = lambda r: r[2] or "not_enrolled"  # noqa: E731
     gpus = {}
-    for pool, _node, _state, _since, category in rows:
+    for pool, _node, _state, _since, category, _tier_name in rows:
         key = (pool.name, category, LAYER_OF[category])
         gpus[key] = gpus.get(key, 0) + pool.gpus_per_node
     demand, shortfall = _demand(inputs, demand_rows, gpus)
     return {
-        "gpufleet_nodes": sorted(_count(rows, lambda r: (r[0].name, TIER_OF[r[4]], state_of(r))).items()),
+        "gpufleet_nodes": sorted(_count(rows, lambda r: (r[0].name, r[5], state_of(r))).items()),
         "gpufleet_node_state_seconds": sorted(((r[0].name, r[1], state_of(r)), inputs.now - r[3])
                                               for r in rows if r[3] is not None),
         "gpufleet_gpus": sorted(gpus.items()),

@@ -48,7 +48,7 @@ def pools_from_policy(policy, ledger_nodes, hosts=None):
         if pool is not None:
             claimed.setdefault(pool, []).append(name)
     return tuple(PoolSpec(name, spec.sku, spec.gpus_per_node, tuple(claimed.get(name, ())),
-                          ",".join(spec.match.partitions), spec.max_concurrent_bringups)
+                          ",".join(spec.match.partitions), spec.max_concurrent_bringups, spec.gate_validity)
                  for name, spec in policy.pools.items())
 def run_slurm(argv, timeout=30):
     """Text printed by ``squeue --json`` or ``sinfo --json`` (the controller's runner: fails

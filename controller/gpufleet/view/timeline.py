@@ -5,7 +5,7 @@ after ``decommissioned`` it is no longer owned (no interval). While joined, Slur
 counts from the first sample taken during that joined stretch until the next sample; before
 that first sample the stretch is ``unsampled``.
 """
-from gpufleet.view.categories import ledger_category, slurm_category, state_words
+from gpufleet.view.categories import ledger_category, slurm_category
 
 __all__ = ["ledger_segments", "node_intervals", "state_at"]
 
@@ -37,7 +37,7 @@ def _joined_intervals(samples, t0, t1):
     for sample in inside:
         if sample.at > edge:
             out.append((category, edge, sample.at))
-        edge, category = max(edge, sample.at), slurm_category(state_words(sample.slurm_state))
+        edge, category = max(edge, sample.at), slurm_category(sample.slurm_state)
     if t1 > edge:
         out.append((category, edge, t1))
     return out

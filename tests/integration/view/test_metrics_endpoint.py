@@ -37,7 +37,7 @@ def test_scraped_numbers_match_the_ledger_and_follow_it(tmp_path):
         pool = ("pool", "h100")
         assert got[("gpufleet_nodes", (pool, ("state", "joined"), ("tier", "idle")))] == 1
         assert got[("gpufleet_nodes", (pool, ("state", "hot"), ("tier", "hot")))] == 1
-        assert got[("gpufleet_nodes", (pool, ("state", "not_enrolled"), ("tier", "unavailable")))] == 1
+        assert got[("gpufleet_nodes", (pool, ("state", "not_enrolled"), ("tier", "cold")))] == 1
         assert not [k for k in got if k[0] == "gpufleet_nodes" and ("state", "decommissioned") in k[1]]
         assert got[("gpufleet_node_state_seconds", (("node", "n1"), pool, ("state", "joined")))] == 2 * H
         assert got[("gpufleet_node_state_seconds", (("node", "n2"), pool, ("state", "hot")))] == 0.75 * H

@@ -1,7 +1,7 @@
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import decisions
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger import Ledger
 from gpufleet.controller.slurm_json import SlurmNode
-from gpufleet.view.categories import slurm_category, state_words
+from gpufleet.view.categories import slurm_category
 from gpufleet.view.sampling import SampleRecorder
 
 
@@ -16,4 +16,4 @@ def test_only_changes_are_written_and_read_back_as_seam_categories(tmp_path):
     book.close()
     assert [(r["at"], r["node"], r["slurm_state"], r["reason"]) for r in rows] == [
         (10.0, "n1", "IDLE", None), (10.0, "n2", "IDLE+DRAIN", "held"), (30.0, "n1", "ALLOCATED", None)]
-    assert [slurm_category(state_words(r["slurm_state"])) for r in rows] == ["idle", "draining", "busy"]
+    assert [slurm_category(r["slurm_state"]) for r in rows] == ["idle", "draining", "busy"]

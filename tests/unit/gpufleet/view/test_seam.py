@@ -1,5 +1,6 @@
 import pytest
 
+from gpufleet.view.categories import slurm_category
 from gpufleet.view.inputs import PoolSpec, Sample, Transition
 from gpufleet.view.seam import seam
 from tests.unit.gpufleet.view.history import H, T0, inputs
@@ -49,6 +50,15 @@ def test_a_joined_node_without_samples_is_unsampled_until_the_first_one():
     assert result["pools"]["a"]["by_category"]["draining"] == 1.0
     assert result["pools"]["a"]["by_category"]["slurm_down"] == 1.0
     assert result["pools"]["a"]["causes"][0]["category"] == "unsampled"
+
+
+@pytest.mark.parametrize("state, category", [
+    ("IDLE", "idle"), ("idle+cloud", "idle"), (["IDLE", "CLOUD"], "idle"), ("MIXED+DRAIN", "busy"),
+    ("IDLE+DRAIN", "draining"), ("idle*", "slurm_down"), ("DOWN", "slurm_down"), ("IDLE+POWERED_DOWN", "slurm_down"),
+    ("", "unsampled"), (None, "unsampled"),
+])
+def test_slurm_states_of_a_joined_node(state, category):
+    assert slurm_category(state) == category
 
 
 def test_an_empty_period_is_refused_with_the_fix():
