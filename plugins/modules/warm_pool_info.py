@@ -88,7 +88,7 @@ plans:
       description: Ceiling of ready nodes.
       type: int
     ready:
-      description: Free ready nodes.
+      description: Free validated nodes (ready or hot).
       type: list
       elements: str
     in_flight:

@@ -155,6 +155,11 @@ class Ledger:
                               ledger=self.path)
         try:
             yield cur
+        except self.backend.errors as exc:
+            self._finish(cur, False)
+            raise LedgerError("The lifecycle ledger at %s failed a statement: %s. Nothing of this "
+                              "change was recorded; re-run the task, and run `gpufleet ledger "
+                              "check` if it repeats." % (self.path, self._scrub(exc)), ledger=self.path)
         except BaseException:
             self._finish(cur, False)
             raise

@@ -23,7 +23,7 @@ import json
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.errors import LedgerError
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger import Ledger
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger_schema import (
-    IDENTITY_TABLES, SCHEMA_VERSION, TABLES)
+    IDENTITY_TABLES, TABLES)
 
 __all__ = ["migrate", "copy", "check", "table_summary"]
 

@@ -68,7 +68,7 @@ def mask(location):
         user = userinfo.split(":", 1)[0]
         netloc = "%s:%s@%s" % (user, MASK, hostport)
     query = urlencode([(k, MASK if k == "password" else v)
-                       for k, v in parse_qsl(parts.query, keep_blank_values=True)])
+                       for k, v in parse_qsl(parts.query, keep_blank_values=True)], safe="*")
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 

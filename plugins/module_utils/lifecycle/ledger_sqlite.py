@@ -14,7 +14,6 @@ __metaclass__ = type
 import os
 import sqlite3
 
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.errors import LedgerError
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger_cursor import Cursor
 
 __all__ = ["SqliteBackend"]

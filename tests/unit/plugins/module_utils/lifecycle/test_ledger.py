@@ -147,3 +147,14 @@ def test_a_controller_killed_mid_transaction_rerun_converges(ledger_url):
     seqs = [h["seq"] for h in book.history("n1")]
     assert [h["to_state"] for h in book.history("n1")] == BRINGUP
     assert seqs == list(range(1, len(BRINGUP) + 1))
+
+
+def test_a_database_error_is_a_ledger_error_and_rolls_back(ledger):
+    walk(ledger, "n1", BRINGUP[:1])
+    with pytest.raises(LedgerError) as err:
+        with ledger.transaction() as cur:
+            ledger.apply(cur, "n1", "inspected", "t", "ok")
+            cur.execute("INSERT INTO transitions (node, seq, to_state, at, who, why) "
+                        "VALUES ('n1', 2, 'imaging', 0, 't', 'duplicate seq')")
+    assert "Nothing of this change was recorded" in err.value.msg
+    assert ledger.get("n1")["state"] == "enrolled" and len(ledger.history("n1")) == 1
