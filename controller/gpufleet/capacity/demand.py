@@ -7,7 +7,7 @@ members is unservable: it is reported with the reason and never provisioned for.
 from dataclasses import dataclass, replace
 from typing import Dict, Tuple
 
-from gpufleet.capacity.model import UNAVAILABLE, Job
+from gpufleet.capacity.model import Job
 
 __all__ = ["DemandMap", "map_jobs", "matches", "member_counts", "WAITING_ON_OTHER"]
 
@@ -42,12 +42,14 @@ def member_counts(supply):
     """Nodes per pool that could ever serve a job (decommissioned ones cannot)."""
     counts: Dict[str, int] = {}
     for node in supply.nodes:
-        if not (node.tier == UNAVAILABLE and node.state == "decommissioned"):
+        if node.state != "decommissioned":
             counts[node.pool] = counts.get(node.pool, 0) + 1
     return counts
 
 
 def _unservable_reason(job, name, pool, members):
+    if job.nodes < 1:
+        return f"asks for {job.nodes} nodes; a job needs at least 1"
     if job.gpus_per_node > pool.gpus_per_node:
         return (f"asks for {job.gpus_per_node} GPUs per node; pool {name} nodes have "
                 f"{pool.gpus_per_node}")
@@ -56,9 +58,10 @@ def _unservable_reason(job, name, pool, members):
     return None
 
 
-def map_jobs(demand, policy, supply):
-    """-> DemandMap. Jobs already carrying a pool keep it when that pool exists."""
-    counts = member_counts(supply)
+def map_jobs(demand, policy, supply, counts=None):
+    """-> DemandMap. Jobs already carrying a pool keep it when that pool exists.
+    ``counts``: members per pool when the caller has them (else counted from ``supply``)."""
+    counts = member_counts(supply) if counts is None else counts
     mapped, unservable = [], []
     for job in demand.jobs:
         name, reason = _choose(job, policy, counts)

@@ -1,7 +1,8 @@
 """The state of one planning pass and the one way actions are added to it.
 
 Every step (gangs, reactive, floors, scale-down) calls ``Pass.add`` so each node gets at most
-one action per pass, and ``warm_up`` so every bring-up takes the fastest tier the limits allow.
+one action per pass, and ``warm_up`` so every bring-up outside a gang takes the fastest tier
+the limits allow (gang.py picks its own, bounded by the gang deadline).
 """
 from dataclasses import dataclass, field
 from typing import Dict, List
@@ -45,14 +46,14 @@ class Pass:
 _SOURCES = ((WARM, "wake", "parked"), (COLD, "bringup", "cold"), ("retry", "bringup", "failed"))
 
 
-def warm_up(run, pool, why, target=HOT, gang=None, deadline=None, sources=None, job_id=None):
+def warm_up(run, pool, why, target=HOT, job_id=None):
     """Start one node of ``pool`` towards ``target`` from the fastest tier with a free node.
 
     ``why`` is the reason's opening; the chosen node and tier are appended. Returns the
     action, or None when no node is free or the limits hold the bring-up back (noted).
     """
     view = run.views[pool]
-    for tier, kind, word in sources or _SOURCES:
+    for tier, kind, word in _SOURCES:
         if tier == WARM and target == WARM:
             continue  # a parked node is warm already
         names = view.retryable if tier == "retry" else view.free.get(tier)
@@ -63,7 +64,6 @@ def warm_up(run, pool, why, target=HOT, gang=None, deadline=None, sources=None, 
             return None
         node = names.pop(0)
         verb = "waking" if kind == "wake" else f"bringing up ({word})"
-        extra = {"gang_id": gang.gang_id, "job_id": gang.job_id} if gang else {"job_id": job_id}
         return run.add(kind, pool, (node,), f"{why}: {verb} {node}", target_tier=target,
-                       deadline_at=deadline, **extra)
+                       job_id=job_id)
     return None

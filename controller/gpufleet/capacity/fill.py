@@ -19,15 +19,17 @@ def reactive(run, pool, singles):
     spare_incoming = max(0, view.incoming_hot - max(0, need))
     need -= view.incoming_hot
     for job in singles[len(singles) - max(0, need):]:
-        why = (f"job {job.job_id} in pool {pool} pending {_age(run, job)} ({job.reason or 'no reason'}); "
-               f"{idle} idle and {view.incoming_hot + view.resuming} on the way cannot serve it")
+        why = (f"job {job.job_id} in pool {pool} pending {_age(run, job)} "
+               f"({job.reason or 'no reason'}); {idle} idle and "
+               f"{view.incoming_hot + view.resuming} on the way cannot serve it")
         node = view.take(HOT)
         if node is not None:
             run.add("resume", pool, (node,), f"{why}: resuming hot {node} (fastest tier)",
                     job_id=job.job_id)
             continue
         if warm_up(run, pool, why, job_id=job.job_id) is None:
-            run.note(pool, "shortfall", f"job {job.job_id}: no free node in pool {pool}")
+            cause = "concurrency limit reached" if view.startable() else "no free node"
+            run.note(pool, "shortfall", f"job {job.job_id}: {cause} in pool {pool}")
             break
     return spare_incoming
 
@@ -36,22 +38,22 @@ def _age(run, job):
     return ago(run.now - job.submit_time) if job.submit_time else "for an unknown time"
 
 
-def proactive(run, pool, floors, spare_incoming):
-    """Fill the hot floor (wake, then bring up), then the warm floor (bring up, then park)."""
+def proactive(run, pool, floors, hot_have, warm_coming):
+    """Fill the hot floor (wake, then bring up), then the warm floor (bring up, then park).
+    ``hot_have``: hot nodes had or on the way; ``warm_coming``: nodes on their way to warm
+    (the warm ones are counted after the hot floor took its wakes). Returns both after."""
     view = run.views[pool]
-    hot_have = view.count(HOT) + spare_incoming
-    won = run.notes[pool]["floors"]["won"]
-    for _ in range(floors["hot"] - hot_have):
-        why = (f"pool {pool} hot floor {floors['hot']} ({won['hot']}): {hot_have} hot or on "
-               "the way")
-        if warm_up(run, pool, why, target=HOT) is None:
+    hot_have = _fill(run, pool, floors, HOT, hot_have)
+    warm_have = _fill(run, pool, floors, WARM, view.count(WARM) + warm_coming)
+    return hot_have, warm_have - view.count(WARM)
+
+
+def _fill(run, pool, floors, tier, have):
+    """Start nodes towards ``tier`` until its floor is met or no node or budget is left."""
+    won = run.notes[pool]["floors"]["won"][tier]
+    for _ in range(floors[tier] - have):
+        why = f"pool {pool} {tier} floor {floors[tier]} ({won}): {have} {tier} or on the way"
+        if warm_up(run, pool, why, target=tier) is None:
             break
-        hot_have += 1
-    warm_have = view.count(WARM) + view.incoming_warm
-    for _ in range(floors["warm"] - warm_have):
-        why = (f"pool {pool} warm floor {floors['warm']} ({won['warm']}): {warm_have} warm or "
-               "on the way")
-        if warm_up(run, pool, why, target=WARM) is None:
-            break
-        warm_have += 1
-    return hot_have
+        have += 1
+    return have

@@ -6,7 +6,7 @@ A gang is formed by a ``reserve`` action and ended by ``admit`` or ``rollback``;
 gpufleet.capacity.gangbook.fold applies a plan's actions to the gangs in progress.
 """
 from gpufleet.capacity.emit import ago
-from gpufleet.capacity.model import COLD, HOT, UNAVAILABLE, WARM
+from gpufleet.capacity.model import COLD, HOT, PROVISIONING, UNAVAILABLE, WARM
 
 __all__ = ["advance", "form", "gang_id_for"]
 
@@ -48,10 +48,23 @@ def _start(run, pool, gang_id, job_id, node, tier, deadline, why):
                    gang_id=gang_id, job_id=job_id, deadline_at=mine, target_tier=HOT)
 
 
+def _can_start(run, pool, count):
+    """True when ``count`` bring-ups fit the limits now, or could never fit at once (then the
+    gang starts what it can and the rest follow); False: wait rather than hoard nodes."""
+    budget, settings = run.budget, run.policy.pools[pool]
+    if count > min(settings.max_concurrent_bringups, run.policy.fleet.concurrency_limit):
+        return True
+    return count <= min(budget.pool_left[pool], budget.fleet_left)
+
+
 def form(run, pool, job):
     """Reserve nodes for a pending gang job, start the ones not hot, admit when all are hot."""
     settings = run.policy.pools[pool]
     deadline = run.now + settings.gang_deadline
+    if not _can_start(run, pool, job.nodes - run.views[pool].count(HOT)):
+        run.note(pool, "gang_waiting", f"job {job.job_id} needs {job.nodes} nodes: waiting for "
+                 "the concurrency limits to start its bring-ups together")
+        return
     picked = _pick(run, pool, job.nodes, deadline)
     if picked is None:
         run.note(pool, "gang_waiting", f"job {job.job_id} needs {job.nodes} nodes; pool {pool} "
@@ -98,24 +111,28 @@ def advance(run, pool, gang, job):
     if run.now >= gang.deadline_at:
         return _rollback(run, pool, gang, members, f"{why}: gang deadline passed with "
                          f"{sum(1 for _, n in members if n and n.tier == HOT)} of {gang.size} hot")
-    for member, trouble in troubles:
-        if not _substitute(run, pool, gang, member, f"{why}: {trouble}"):
-            return _rollback(run, pool, gang, members, f"{why}: {trouble} and no spare of "
-                             "the pool can be hot before the gang deadline")
+    if troubles and not _substitute(run, pool, gang, troubles, why):
+        trouble = "; ".join(t for _, t in troubles)
+        return _rollback(run, pool, gang, members, f"{why}: {trouble}; not enough spares "
+                         f"(needs {len(troubles)}) can be hot before the gang deadline")
     replaced = {m.node for m, _ in troubles}
     _start_waiting(run, pool, gang, [(m, n) for m, n in members if m.node not in replaced], why)
     return None
 
 
-def _substitute(run, pool, gang, member, why):
-    picked = _pick(run, pool, 1, gang.deadline_at)
+def _substitute(run, pool, gang, troubles, why):
+    """Replace every member in trouble, or none (then the caller rolls back)."""
+    picked = _pick(run, pool, len(troubles), gang.deadline_at)
     if picked is None:
         return False
-    (spare, tier), = picked
-    mine = min(gang.deadline_at, run.now + _estimate(run.policy.pools[pool], tier))
-    run.add("substitute", pool, (spare,), f"{why}: replacing it with {tier} spare {spare}",
-            gang_id=gang.gang_id, job_id=gang.job_id, replaces=member.node, deadline_at=mine)
-    _start(run, pool, gang.gang_id, gang.job_id, spare, tier, gang.deadline_at, why)
+    settings = run.policy.pools[pool]
+    for (member, trouble), (spare, tier) in zip(troubles, picked):
+        mine = min(gang.deadline_at, run.now + _estimate(settings, tier))
+        run.add("substitute", pool, (spare,), f"{why}: {trouble}: replacing it with {tier} "
+                f"spare {spare}", gang_id=gang.gang_id, job_id=gang.job_id,
+                replaces=member.node, deadline_at=mine)
+        _start(run, pool, gang.gang_id, gang.job_id, spare, tier, gang.deadline_at,
+               f"{why}: spare for {member.node}")
     return True
 
 
@@ -129,8 +146,12 @@ def _start_waiting(run, pool, gang, members, why):
 
 
 def _rollback(run, pool, gang, members, why):
-    """Admit nothing; healthy members go back to a warm tier (the failed ones stay out)."""
-    healthy = tuple(m.node for m, n in members if n is not None and n.tier != UNAVAILABLE)
-    return run.add("rollback", pool, healthy, f"{why}: rolling back, nothing admitted, "
-                   f"{len(healthy)} healthy member(s) back to warm", gang_id=gang.gang_id,
-                   job_id=gang.job_id, target_tier=WARM)
+    """Admit nothing. Healthy members that are hot or on their way go back to warm (parked);
+    members never started are released as they are; failed ones stay out."""
+    moving = run.views[pool].in_flight
+    to_park = tuple(m.node for m, n in members if n is not None and n.tier != UNAVAILABLE
+                    and (n.tier in (HOT, PROVISIONING) or m.node in moving))
+    released = len(members) - len(to_park)
+    return run.add("rollback", pool, to_park, f"{why}: rolling back, nothing admitted; "
+                   f"{len(to_park)} member(s) back to warm, {released} released as they are",
+                   gang_id=gang.gang_id, job_id=gang.job_id, target_tier=WARM)

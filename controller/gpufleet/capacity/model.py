@@ -11,7 +11,7 @@ __all__ = [
     "Job", "NodeView", "Demand", "Supply", "Action", "Plan", "Gang", "GangMember",
     "DemandSample",
     "TIERS", "BUSY", "IDLE", "HOT", "WARM", "COLD", "UNAVAILABLE", "PROVISIONING",
-    "ACTION_KINDS", "BRINGUP_KINDS", "BOUNDED_KINDS",
+    "ACTION_KINDS", "BRINGUP_KINDS", "BOUNDED_KINDS", "PlanInputError",
 ]
 
 # Warmth tiers, fastest first (docs/capacity.md). PROVISIONING: on its way (imaging,
@@ -28,15 +28,18 @@ TIERS = (BUSY, IDLE, HOT, WARM, COLD, PROVISIONING, UNAVAILABLE)
 # What the planner may ask for. Each kind maps to one playbook run in the controller
 # and to one simulated latency in the simulator.
 ACTION_KINDS = (
-    "bringup",     # cold -> hot: the full bring-up (image, configure, gate), registered and held
+    "bringup",     # cold -> hot: the full bring-up (image, configure, gate), registered and held;
+    #                target_tier warm: then parked
     "wake",        # warm (parked) -> hot: power on, re-gate when the gate is stale, register held
     "resume",      # hot -> joined: make schedulable for non-gang demand
     "admit",       # hot x N -> joined together for one gang job (all or nothing)
-    "substitute",  # a gang member failed: replace it with a spare of the same pool
-    "rollback",    # a gang cannot meet its deadline: admit nothing, members back to a warm tier
+    "substitute",  # a gang member failed or missed its own deadline: nodes = the spare of the
+    #                same pool, replaces = the member
+    "rollback",    # a gang cannot meet its deadline: admit nothing; nodes (members hot or on
+    #                their way) back to warm, members never started released as they are
     "hold",        # idle joined -> hot (drain, keep powered): scale-down into the hot tier
     "park",        # idle joined or hot -> warm: drain, power off through Redfish
-    "break_fix",   # failed twice in a row: hand to a human
+    "break_fix",   # failed failures_before_break_fix times in a row (default 2): to a human
     "reserve",     # a gang is formed: these nodes are set aside for one job until admit/rollback
 )
 # Kinds that run a node operation taking minutes; bounded by the pool's
@@ -45,6 +48,11 @@ ACTION_KINDS = (
 # they release or record, and blocking them would strand nodes.
 BRINGUP_KINDS = ("bringup", "wake")
 BOUNDED_KINDS = ("bringup", "wake", "park")
+
+
+class PlanInputError(ValueError):
+    """The planner's inputs contradict themselves (a node listed twice, an unknown tier): the
+    caller built them wrong, so nothing is planned rather than planning on a guess."""
 
 
 @dataclass(frozen=True)
@@ -117,13 +125,15 @@ class Gang:
 class Supply:
     """Every node of every pool, the work under way and the gangs in progress."""
     nodes: Tuple[NodeView, ...] = ()
-    in_flight: Tuple["Action", ...] = ()   # actions started and not finished (counted, not repeated)
+    in_flight: Tuple["Action", ...] = ()   # actions started, not finished (counted, not repeated)
     gangs: Tuple[Gang, ...] = ()           # gangs reserved and neither admitted nor rolled back
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DemandSample:
-    """One minute of recorded demand for one pool (the ledger's demand history)."""
+    """One minute of recorded demand for one pool (the ledger's demand history).
+
+    slots: a month of history is tens of thousands of these per pool."""
     pool: str
     minute: float                   # epoch seconds at the start of the minute
     gpus_running: int = 0

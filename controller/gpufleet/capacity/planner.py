@@ -7,8 +7,10 @@ fleet's concurrency budget goes to the most urgent work first:
 1. break_fix for nodes that failed ``failures_before_break_fix`` times in a row;
 2. gangs in progress (admit, substitute, start, roll back), then new gangs (reserve);
 3. reactive: pending single-node jobs idle nodes cannot serve;
-4. proactive: the hot and warm floors in force (base, schedule, forecast);
-5. scale-down: long-idle joined nodes held or parked, surplus hot nodes parked.
+4. scale-down of long-idle joined nodes (held hot or parked warm), before the floors so a
+   held node spares a wake;
+5. proactive: the hot and warm floors in force (base, schedule, forecast);
+6. surplus hot nodes (above the floor and unused, or above the ceiling) parked.
 """
 from gpufleet.capacity.budget import Budget
 from gpufleet.capacity.demand import map_jobs
@@ -16,8 +18,8 @@ from gpufleet.capacity.emit import Pass
 from gpufleet.capacity.fill import proactive, reactive
 from gpufleet.capacity.floors import floors_at
 from gpufleet.capacity.gang import advance, form
-from gpufleet.capacity.model import BUSY, IDLE, TIERS, Plan
-from gpufleet.capacity.scaledown import scale_down
+from gpufleet.capacity.model import BUSY, HOT, IDLE, TIERS, Plan
+from gpufleet.capacity.scaledown import park_surplus_hot, release_idle
 from gpufleet.capacity.view import build_views
 
 __all__ = ["plan"]
@@ -26,19 +28,25 @@ __all__ = ["plan"]
 def plan(demand, supply, policy, now, history=None):
     """Decide this pass's actions. ``history``: {pool: DemandSample sequence sorted by minute}
     for the forecast (None: no forecast input)."""
-    mapped = map_jobs(demand, policy, supply)
     views = build_views(policy, supply)
+    mapped = map_jobs(demand, policy, supply, {name: v.members for name, v in views.items()})
     run = Pass(policy=policy, now=float(now), views=views, budget=Budget(policy, views))
     pending = _pending_by_pool(mapped, policy)
     floors = {name: _floors(run, name, history) for name in policy.pools}
+    # A gang's job may be held on purpose while its nodes come up (the controller's way of
+    # admitting it); held or not, a pending job keeps its gang.
+    waiting = {job.job_id: job for job in mapped.jobs if job.state == "PENDING"}
     for name in policy.pools:
         _break_fix(run, name)
     for name in policy.pools:
-        _gangs(run, name, supply, pending[name])
-    spare = {name: reactive(run, name, _singles(pending[name])) for name in policy.pools}
-    hot = {name: proactive(run, name, floors[name], spare[name]) for name in policy.pools}
+        _gangs(run, name, supply, pending[name], waiting)
+    have = {name: _after_reactive(run, name, _singles(pending[name])) for name in policy.pools}
     for name in policy.pools:
-        scale_down(run, name, floors[name], hot[name], len(_singles(pending[name])))
+        have[name] = release_idle(run, name, floors[name], *have[name])
+    for name in policy.pools:
+        have[name] = proactive(run, name, floors[name], *have[name])
+    for name in policy.pools:
+        park_surplus_hot(run, name, floors[name], *have[name])
     for name in policy.pools:
         _summarise(run, name, pending[name])
     run.notes["unservable"] = [{"job_id": job.job_id, "reason": reason}
@@ -51,6 +59,14 @@ def _pending_by_pool(mapped, policy):
     for job in mapped.pending_all():
         pending[job.pool].append(job)
     return pending
+
+
+def _after_reactive(run, name, singles):
+    """Serve pending single-node jobs -> (hot nodes had or on the way, nodes on their way to
+    warm)."""
+    spare_incoming = reactive(run, name, singles)
+    view = run.views[name]
+    return view.count(HOT) + spare_incoming, view.incoming_warm
 
 
 def _singles(jobs):
@@ -78,18 +94,18 @@ def _break_fix(run, name):
                     "to a human instead of retrying")
 
 
-def _gangs(run, name, supply, jobs):
-    by_id = {job.job_id: job for job in jobs if job.gang}
+def _gangs(run, name, supply, jobs, waiting):
     formed = set()
     for gang in sorted((g for g in supply.gangs if g.pool == name), key=lambda g: g.gang_id):
         formed.add(gang.job_id)
-        advance(run, name, gang, by_id.get(gang.job_id))
-    idle_left = run.views[name].count(IDLE) - len(_singles(jobs))
+        advance(run, name, gang, waiting.get(gang.job_id))
+    view = run.views[name]
+    view.idle_claimed = min(view.count(IDLE), len(_singles(jobs)))
     for job in jobs:
         if not job.gang or job.job_id in formed:
             continue
-        if idle_left >= job.nodes:
-            idle_left -= job.nodes   # Slurm starts it on idle nodes by itself
+        if view.count(IDLE) - view.idle_claimed >= job.nodes:
+            view.idle_claimed += job.nodes   # Slurm starts it on idle nodes by itself
             continue
         form(run, name, job)
 

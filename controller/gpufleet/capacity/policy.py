@@ -6,7 +6,7 @@ error is refused whole, so nothing of a bad file is ever applied. docs/capacity.
 knob. The only I/O in the capacity package is ``load_policy`` reading the file.
 """
 import re
-from typing import Dict, List, Literal, Optional, Tuple
+from typing import Dict, Literal, Optional, Tuple
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
@@ -209,15 +209,34 @@ class Policy(_Strict):
         return pools
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML keeps the last of two equal keys silently; a policy must not (which floor wins?)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"key {key!r} appears twice (first on line {seen[key]})",
+                    key_node.start_mark)
+            seen[key] = key_node.start_mark.line + 1
+        return super().construct_mapping(node, deep=deep)
+
+
 def parse_policy(text, source="<policy>"):
     """YAML text -> Policy, or PolicyError listing every problem (nothing is applied)."""
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1} column {mark.column + 1}" if mark else ""
-        raise PolicyError(source, [f"(file){where}: not valid YAML ({getattr(exc, 'problem', exc)}); "
-                                   "fix: correct the YAML syntax there"]) from None
+        problem = getattr(exc, "problem", None) or exc
+        if "appears twice" in str(problem):
+            line = f"(file){where}: {problem}; fix: keep one of them"
+        else:
+            line = f"(file){where}: not valid YAML: {problem}; fix: correct the YAML syntax there"
+        raise PolicyError(source, [line]) from None
     if not isinstance(data, dict):
         raise PolicyError(source, ["(top level): expected a mapping with version, fleet and "
                                    f"pools, got {type(data).__name__}; fix: start the file "

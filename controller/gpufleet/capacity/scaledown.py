@@ -2,12 +2,12 @@
 nodes are parked, never below a floor, never above a ceiling, never a node running a job.
 
 ``park_to: auto`` fills the hot floor first (hold), then parks; ``hot`` only holds; ``warm``
-only parks. Pending single-node jobs keep as many idle nodes as they can use.
+only parks. Pending jobs keep the idle nodes Slurm will start them on.
 """
 from gpufleet.capacity.emit import ago
 from gpufleet.capacity.model import HOT, IDLE, WARM
 
-__all__ = ["scale_down"]
+__all__ = ["release_idle", "park_surplus_hot"]
 
 
 def _long_idle(run, view, idle_time, keep):
@@ -23,35 +23,41 @@ def _room(ceiling, have):
     return True if ceiling is None else have < ceiling
 
 
-def scale_down(run, pool, floors, hot_have, pending_singles):
-    """Hold or park long-idle joined nodes, then park hot nodes above the hot floor."""
+def release_idle(run, pool, floors, hot_have, warm_coming):
+    """Hold or park long-idle joined nodes. Runs before the floors are filled, so a held node
+    spares a wake. ``hot_have``: hot nodes had or on the way; ``warm_coming``: nodes on their
+    way to warm. Returns both after."""
     settings = run.policy.pools[pool]
     view = run.views[pool]
-    warm_have = view.count(WARM) + view.incoming_warm
-    for node in _long_idle(run, view, settings.idle_time, pending_singles):
-        why = f"{node.node} idle {ago(run.now - node.idle_since)} (idle time {ago(settings.idle_time)})"
-        to_hot = settings.park_to == "hot" or (settings.park_to == "auto" and hot_have < floors["hot"])
+    warm_have = view.count(WARM) + warm_coming
+    for node in _long_idle(run, view, settings.idle_time, view.idle_claimed):
+        why = (f"{node.node} idle {ago(run.now - node.idle_since)} "
+               f"(idle time {ago(settings.idle_time)})")
+        to_hot = settings.park_to == "hot" or \
+            (settings.park_to == "auto" and hot_have < floors["hot"])
         if to_hot and _room(settings.ceilings.hot, hot_have):
             run.add("hold", pool, (node.node,), f"{why}; hot {hot_have} of floor {floors['hot']}: "
                     "holding it hot (drained, powered)", target_tier=HOT)
             hot_have += 1
-        elif not to_hot and _room(settings.ceilings.warm, warm_have) and run.budget.spend(pool, "park"):
+        elif not to_hot and _room(settings.ceilings.warm, warm_have) \
+                and run.budget.spend(pool, "park"):
             run.add("park", pool, (node.node,), f"{why}; hot floor {floors['hot']} met: "
                     "parking it warm (drain, power off)", target_tier=WARM)
             warm_have += 1
         else:
             continue
         view.free[IDLE].remove(node.node)
-    _park_surplus_hot(run, pool, floors, hot_have, warm_have)
+    return hot_have, warm_have - view.count(WARM)
 
 
-def _park_surplus_hot(run, pool, floors, hot_have, warm_have):
+def park_surplus_hot(run, pool, floors, hot_have, warm_coming):
     """Hot nodes beyond the floor, hot for longer than the idle time (or above the hot
     ceiling), go warm; the floor counts nodes on their way, so it is never undercut."""
     settings = run.policy.pools[pool]
     if settings.park_to == "hot":
         return
     view = run.views[pool]
+    warm_have = view.count(WARM) + warm_coming
     ceiling = settings.ceilings.hot
     hot = sorted((view.nodes[name] for name in view.free.get(HOT, ())),
                  key=lambda n: (n.since, n.node))

@@ -15,6 +15,7 @@ __metaclass__ = type
 import json
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.errors import ParseError
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers._common import numbered_lines
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.judging import judge_local
 
 __all__ = ["IMAGE_RELEASE_PATH", "REQUIRED_KEYS", "parse_image_release", "judge_image_release",
@@ -39,7 +40,7 @@ def parse_image_release(text):
     if not (text or "").strip():
         raise ParseError(_TOOL, "KEY=\"value\" lines", why="the file is empty")
     values = {}
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in numbered_lines(text):
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue

@@ -98,5 +98,3 @@ LOCAL_CHECKS = tuple(spec.name for spec in CHECKS if not spec.in_profile)
 def check_spec(name):
     """The ``CheckSpec`` of ``name``; KeyError for a name the catalog does not hold."""
     return _BY_NAME[name]
-
-

@@ -13,6 +13,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import dataclasses
+import math
 import os
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.catalog import CHECKS, CheckSpec, check_spec
@@ -181,7 +182,7 @@ def _limit(profile, where, entry, unit, value):
 
 
 def _numeric_limit(profile, where, entry, unit, value):
-    if not is_number(value) or value != value or value in (float("inf"), float("-inf")):
+    if not is_number(value) or not math.isfinite(value):
         raise ProfileError(profile, where, "%r is not a number" % (value,), "Write a plain number")
     if entry.kind == "min" and value <= 0:
         raise ProfileError(profile, where, "a floor of %s can never fail" % value,

@@ -19,6 +19,7 @@ import shutil
 import tempfile
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.errors import ParseError
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers._common import numbered_lines
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.judging import judge_local
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.runner import EMPTY, ToolRun
 
@@ -86,7 +87,7 @@ def collect_quote(probe, ctx):
 
 def _sections(text):
     sections, current = {}, None
-    for line in (text or "").splitlines():
+    for _number, line in numbered_lines(text or ""):
         if line.startswith("### "):
             current = line[4:].strip()
             sections[current] = []
@@ -104,7 +105,7 @@ def parse_quote(text):
     if quote is None or not verify or not nonce:
         raise ParseError(_TOOL, "the tpm2_quote, tpm2_checkquote and nonce sections")
     pcrs, bank = {}, None
-    for number, line in enumerate(quote, 2):
+    for line in quote:
         if _BANK.match(line):
             bank = _BANK.match(line).group(1)
         elif _PCR.match(line) and bank:

@@ -76,7 +76,8 @@ def test_negative_trend_never_goes_below_zero():
 
 
 def test_missing_weeks_are_skipped():
-    history = [s for s in _history([16, 24, 40, 64]) if not NOW - 2.5 * WEEK < s.minute < NOW - 1.5 * WEEK]
+    history = [s for s in _history([16, 24, 40, 64])
+               if not NOW - 2.5 * WEEK < s.minute < NOW - 1.5 * WEEK]
     _, why = forecast_floor(_pool(), history, NOW, joined=0)
     assert why["weekly_peaks_gpus"] == [16, 40, 64]
 

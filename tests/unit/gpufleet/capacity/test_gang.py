@@ -108,7 +108,7 @@ def test_rollback_when_no_spare_can_make_the_deadline():
     assert kinds(result) == ["rollback"]
     rollback = result.actions[0]
     assert rollback.nodes == ("m0", "m1") and rollback.target_tier == WARM
-    assert "no spare" in rollback.reason
+    assert "not enough spares (needs 1)" in rollback.reason
 
 
 @pytest.mark.parametrize("name,deadline,jobs,words", [
@@ -164,3 +164,49 @@ def test_fold_substitution_records_the_replaced_member():
 def test_fold_ignores_actions_of_unknown_gangs():
     action = replace(flight("admit", "x"), gang_id="nope")
     assert fold((), [action]) == ()
+
+
+def test_gang_waits_rather_than_hoard_nodes_it_cannot_start():
+    policy = make_policy(gang_deadline="30m", max_concurrent_bringups=3, estimates={"cold": "20m"})
+    busy_pool = nodes(PROVISIONING, 2) + nodes(COLD, 4)
+    result = run(policy, busy_pool, [job(1, size=2)])
+    assert "reserve" not in kinds(result)
+    assert "waiting for the concurrency limits" in result.notes["p"]["gang_waiting"][0]
+
+
+def test_a_held_gang_job_keeps_its_gang():
+    member_nodes = _members(2)
+    result = run(POLICY, member_nodes, [job(1, size=2, reason="JobHeldAdmin")],
+                 gangs=[gang("g", 1, [n.node for n in member_nodes])])
+    assert kinds(result) == ["admit"]
+
+
+def test_a_held_gang_job_gets_no_new_gang():
+    result = run(POLICY, nodes(HOT, 2), [job(1, size=2, reason="JobHeldUser")])
+    assert result.actions == ()
+
+
+def test_rollback_releases_members_never_started():
+    members = (node("m0", HOT), node("m1", COLD), node("m2", UNAVAILABLE))
+    gangs = [gang("g", 1, ["m0", "m1", "m2"], deadline_at=NOW - 1)]
+    result = run(POLICY, members, [job(1, size=3)], gangs=gangs)
+    assert kinds(result) == ["rollback"]
+    assert result.actions[0].nodes == ("m0",)
+    assert "1 member(s) back to warm, 2 released" in result.actions[0].reason
+
+
+def test_two_members_in_trouble_and_one_spare_rolls_back_without_substituting():
+    members = (node("m0", HOT), node("m1", UNAVAILABLE), node("m2", UNAVAILABLE))
+    gangs = [gang("g", 1, ["m0", "m1", "m2"])]
+    result = run(POLICY, members + nodes(HOT, 1), [job(1, size=3)], gangs=gangs)
+    assert kinds(result) == ["rollback"]
+    assert "not enough spares (needs 2)" in result.actions[0].reason
+
+
+def test_two_members_in_trouble_both_substituted():
+    members = (node("m0", HOT), node("m1", UNAVAILABLE), node("m2", UNAVAILABLE))
+    gangs = [gang("g", 1, ["m0", "m1", "m2"])]
+    result = run(POLICY, members + nodes(HOT, 1) + nodes(WARM, 1), [job(1, size=3)], gangs=gangs)
+    assert [(a.kind, a.nodes, a.replaces) for a in result.actions] == [
+        ("substitute", ("p-hot-00",), "m1"), ("substitute", ("p-warm-00",), "m2"),
+        ("wake", ("p-warm-00",), None)]

@@ -3,7 +3,8 @@ import random
 
 import pytest
 
-from gpufleet.capacity.model import BUSY, COLD, HOT, IDLE, PROVISIONING, UNAVAILABLE, WARM
+from gpufleet.capacity.model import (BUSY, COLD, HOT, IDLE, PROVISIONING, UNAVAILABLE, WARM,
+                                     NodeView, PlanInputError)
 
 from tests.unit.gpufleet.capacity.fleet_factory import (NOW, by_kind, flight, job, kinds,
                                                         make_policy, node, nodes, run)
@@ -221,3 +222,82 @@ def test_deterministic_same_inputs_same_actions(seed):
     assert first.actions == second.actions
     assert first.notes == second.notes
     assert first.actions, "the scenario should ask for something"
+
+
+def test_idle_nodes_a_pending_gang_will_use_are_not_parked():
+    idle = tuple(_idle(f"i{k}", 30) for k in range(3))
+    result = run(make_policy(idle_time="15m"), idle, [job(1, size=2)])
+    assert _summary(result) == [("park", ("i0",))]
+
+
+@pytest.mark.parametrize("kind,floors,expected", [
+    ("hold", {"hot": 1}, []),                 # a hold under way fills the hot floor
+    ("rollback", {"warm": 1}, []),            # a rollback under way fills the warm floor
+    ("park", {"warm": 1}, []),
+    ("resume", {"hot": 1}, [("bringup", ("p-cold-00",))]),  # a resumed node leaves the hot tier
+])
+def test_in_flight_work_counts_toward_floors(kind, floors, expected):
+    extra = {"gang_id": "g"} if kind == "rollback" else {}
+    result = run(make_policy(floors=floors), nodes(COLD, 2) + (node("x", IDLE),),
+                 in_flight=[flight(kind, "x", **extra)])
+    assert _summary(result) == expected
+
+
+def test_forecast_from_history_raises_the_hot_floor_and_says_why():
+    from gpufleet.capacity.forecast import WEEK
+    from gpufleet.capacity.model import DemandSample
+    forecast = {"enabled": True, "quantile": 1.0, "lookback_weeks": 2, "lead_time": "30m"}
+    policy = make_policy(gpus_per_node=8, forecast=forecast)
+    history = {"p": [DemandSample("p", NOW - week * WEEK + m * 60, gpus_running=16)
+                     for week in (2, 1) for m in range(0, 30)]}
+    result = run(policy, nodes(COLD, 4), history=history)
+    assert _summary(result) == [("bringup", ("p-cold-00",)), ("bringup", ("p-cold-01",))]
+    assert "(forecast)" in result.actions[0].reason
+    assert result.notes["p"]["floors"]["forecast"]["forecast_nodes"] == 2
+
+
+def test_gangs_take_hot_nodes_before_single_jobs():
+    result = run(make_policy(), nodes(HOT, 2), [job(1, submit_time=NOW - 500), job(2, size=2)])
+    assert kinds(result) == ["reserve", "admit"]
+    assert result.notes["p"]["shortfall"]
+
+
+def test_notes_count_supply_and_demand():
+    result = run(make_policy(), nodes(BUSY, 2) + nodes(COLD, 1), [job(1), job(2, size=2)])
+    notes = result.notes["p"]
+    assert notes["supply"][BUSY] == 2 and notes["supply"][COLD] == 1
+    assert notes["demand"] == {"pending_jobs": 2, "pending_gang_jobs": 1, "pending_nodes": 3}
+
+
+def test_shortfall_says_when_the_limit_held_it_back():
+    result = run(make_policy(max_concurrent_bringups=1), nodes(COLD, 3), [job(1), job(2)])
+    assert kinds(result) == ["bringup"]
+    assert "concurrency limit reached" in result.notes["p"]["shortfall"][0]
+
+
+@pytest.mark.parametrize("node_list,words", [
+    (nodes(COLD, 1) + nodes(COLD, 1), "is in the supply twice"),
+    ((NodeView("x", "p", "lukewarm", "enrolled"),), "tier 'lukewarm'"),
+])
+def test_contradictory_inputs_are_refused(node_list, words):
+    with pytest.raises(PlanInputError) as caught:
+        run(make_policy(), node_list)
+    assert words in str(caught.value) and "fix:" in str(caught.value)
+
+
+def test_a_job_asking_for_no_nodes_is_unservable():
+    result = run(make_policy(), nodes(COLD, 2), [job(1, size=0)])
+    assert result.actions == ()
+    assert "at least 1" in result.notes["unservable"][0]["reason"]
+
+
+def test_holding_an_idle_node_spares_a_wake():
+    result = run(make_policy(idle_time="15m", floors={"hot": 1}),
+                 (_idle("a", 20),) + nodes(WARM, 2))
+    assert _summary(result) == [("hold", ("a",))]
+
+
+def test_parked_idle_node_counts_toward_the_warm_floor():
+    result = run(make_policy(idle_time="15m", floors={"warm": 1}),
+                 (_idle("a", 20),) + nodes(COLD, 2))
+    assert _summary(result) == [("park", ("a",))]

@@ -90,7 +90,9 @@ REJECTIONS = [
     (MINIMAL + "version: 2\n", "version", "Input should be 1"),
     (MINIMAL + "extra: 1\n", "extra", "allowed here: version, fleet, pools"),
     ("- a\n- b\n", "(top level)", "expected a mapping"),
-    ("pools: [\n", "(file) line", "not valid YAML"),
+    ("pools: [\n", "(file) line", "not valid YAML: expected"),
+    (_pool("floors: {hot: 1}\nfloors: {hot: 2}"), "(file) line 6",
+     "'floors' appears twice (first on line 5)"),
 ]
 
 

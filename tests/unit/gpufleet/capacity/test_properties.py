@@ -3,7 +3,7 @@ limit, never a busy node parked or held, never under the hot floor by scale-down
 another pool's node, never two actions for one node."""
 from collections import Counter
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from gpufleet.capacity.model import (BOUNDED_KINDS, BRINGUP_KINDS, BUSY, COLD, HOT, IDLE,
@@ -82,6 +82,8 @@ def _check_gangs(result, by_name, jobs, gangs):
             taken |= set(action.nodes)
             members[action.gang_id] = action.nodes
             assert len(action.nodes) == sizes[action.job_id]
+    ended = Counter(a.gang_id for a in result.actions if a.kind in ("admit", "rollback"))
+    assert all(count == 1 for count in ended.values()), "a gang ends once: admit or rollback"
     for action in result.actions:
         if action.kind != "admit":
             continue
@@ -139,12 +141,14 @@ def _check_one_action_per_node(result, by_name):
         assert action.reason
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios())
 def test_plan_properties(scenario):
     policy, node_list, jobs, in_flight, gangs = scenario
     result = plan(Demand(tuple(jobs)), Supply(node_list, in_flight, gangs), policy, NOW)
     by_name = {n.node: n for n in node_list}
+    for kind in sorted({a.kind for a in result.actions}):
+        event(kind)   # --hypothesis-show-statistics: how often each kind was exercised
     _check_gangs(result, by_name, jobs, gangs)
     _check_limits(result, policy, by_name, in_flight)
     _check_scale_down(result, by_name, gangs, in_flight)
