@@ -91,7 +91,7 @@ class Controller:
 def sbatch(nodes, name):
     """Submit a job whose ranks print host and start time; returns its id."""
     out = slurm("sbatch", "-N%d" % nodes, "-J", name, "--chdir=/tmp", "--output=/tmp/gpufleet-%j.out",
-                "--wrap", "srun bash -c 'echo rank $(hostname) $(date +%s.%N)'; sleep 3")
+                "--wrap", "srun bash -c 'echo rank $SLURMD_NODENAME $(date +%s.%N)'; sleep 3")
     return out.split()[-1]
 
 

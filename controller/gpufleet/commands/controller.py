@@ -38,7 +38,7 @@ def _settings(args):
     return ledger, inventory, var_files, prefix
 
 
-def build(args, out=sys.stdout):
+def build(args, out=None):
     from gpufleet.controller import inventory, records
     from gpufleet.controller.actuator import Actuator
     from gpufleet.controller.demand import SlurmSource
@@ -52,7 +52,7 @@ def build(args, out=sys.stdout):
     actuator = Actuator(inventory_path, var_files, concurrency=concurrency)
     controller_id = args.id or "%s:%d" % (socket.gethostname(), os.getpid())
     return Reconciler(SlurmSource(prefix), ledger, planning, actuator, inventory.load_inventory(inventory_path),
-                      controller_id, out=out, spool_dir=args.spool)
+                      controller_id, out=out or sys.stdout, spool_dir=args.spool)
 
 
 def cmd_once(args):

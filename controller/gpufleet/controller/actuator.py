@@ -55,7 +55,7 @@ class Actuator:
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, concurrency),
                                                            thread_name_prefix="gpufleet-action")
         self._lock = threading.Lock()
-        self._running = {}   # decision id -> (action, future)
+        self._running = {}   # decision id -> (action, future, run id); a batch shares one future
 
     def _run_playbook(self, playbook, extravars, run_id):
         """One playbook, or several in order (stopping at the first that fails)."""
@@ -70,19 +70,26 @@ class Actuator:
 
     def in_flight(self):
         with self._lock:
-            return tuple(action for action, _f in self._running.values())
+            return tuple(entry[0] for entry in self._running.values())
 
     def busy_nodes(self):
         return {n for action in self.in_flight() for n in action.nodes}
 
     def submit(self, decision_id, action, playbook, extravars):
         """Start one playbook run for a recorded decision (never twice for the same id)."""
+        return self.submit_many([(decision_id, action)], playbook, extravars)
+
+    def submit_many(self, pairs, playbook, extravars):
+        """One playbook run for several recorded decisions (a batch: bring-ups validated together
+        share a fabric test set); decisions already running are never started again."""
         with self._lock:
-            if decision_id in self._running:
+            pairs = [(i, a) for i, a in pairs if i not in self._running]
+            if not pairs:
                 return False
-            run_id = "ctl-%s-%s" % (decision_id, action.kind)
+            run_id = "ctl-%s-%s" % (pairs[0][0], pairs[0][1].kind)
             future = self._pool.submit(self._run, playbook, extravars, run_id)
-            self._running[decision_id] = (action, future)
+            for decision_id, action in pairs:
+                self._running[decision_id] = (action, future, run_id)
             return True
 
     def collect(self, wait=False):
@@ -90,15 +97,14 @@ class Actuator:
         with self._lock:
             items = list(self._running.items())
         if wait:
-            concurrent.futures.wait([f for _a, f in (v for _k, v in items)])
+            concurrent.futures.wait([entry[1] for _k, entry in items])
         done = []
-        for decision_id, (action, future) in items:
+        for decision_id, (action, future, run_id) in items:
             if not future.done():
                 continue
             try:
                 status, rc = future.result()
-                outcome = "ok" if rc == 0 else "failed: playbook %s (rc=%s), see build/runs/ctl-%s-%s" % (
-                    status, rc, decision_id, action.kind)
+                outcome = "ok" if rc == 0 else "failed: playbook %s (rc=%s), see build/runs/%s" % (status, rc, run_id)
             except Exception as exc:  # the run itself broke: record why, keep the loop alive
                 outcome = "failed: %s" % str(exc).splitlines()[0][:300]
             with self._lock:

@@ -9,6 +9,7 @@ import time
 from gpufleet.controller import records, spool, supply
 from gpufleet.controller.errors import ControllerError, LeaseHeld
 from gpufleet.controller.journal import Journal
+from gpufleet.controller.launch import Launcher
 
 __all__ = ["Reconciler", "PassResult", "World"]
 
@@ -42,6 +43,8 @@ class Reconciler:
         self.spool_dir = spool_dir
         self.hosts, self.controller_id, self.clock, self.out = hosts, controller_id, clock, out
         self.journal = Journal(ledger, controller_id)
+        self.launcher = Launcher(ledger, planning, actuator, self.journal, clock, self._say)
+        self._views = {}
 
     def _say(self, text):
         if self.out:
@@ -74,14 +77,21 @@ class Reconciler:
 
     def converge(self):
         """After a restart: resume every decision a previous controller left without outcome."""
-        resumed = []
-        for decision in self.journal.unfinished():
-            action = _action_of(decision)
-            if self._start(decision["id"], action):
-                resumed.append(decision["id"])
-                self._say("resume decision %s: %s %s (left in flight)" % (decision["id"], action.kind,
-                                                                          ",".join(action.nodes)))
-        return resumed
+        pairs = [(d["id"], _action_of(d)) for d in self.journal.unfinished()]
+        if not pairs:
+            return []
+        try:
+            views = {v.node: v for v in self.read_world().nodes}
+        except ControllerError:
+            views = {}   # no fabric peers offered; the runs still converge
+        for decision_id, action in pairs:
+            self._say("resume decision %s: %s %s (left in flight)" % (decision_id, action.kind, ",".join(action.nodes)))
+        machine = [(i, a) for i, a in pairs if a.kind not in _LEDGER_ONLY]
+        for i, a in pairs:
+            if a.kind in _LEDGER_ONLY:
+                self._ledger_step(i, a)
+        self.launcher.launch(machine, views)
+        return [i for i, _a in pairs]
 
     def once(self, dry_run=False):
         """One pass; with ``dry_run`` the plan is returned and nothing is recorded or run."""
@@ -93,78 +103,64 @@ class Reconciler:
             self._say("pass skipped: %s" % exc)
             return PassResult(finished=finished, error=str(exc))
         jobs, views = world.jobs, world.nodes
+        self._views = {v.node: v for v in views}
         if dry_run:
             return PassResult(plan=plan, jobs=jobs, nodes=views)
         self.journal.demand(jobs, sorted({v.pool for v in views}), now)
         busy = self.actuator.busy_nodes()
+        to_run, started = [], []
         # Slurm's own power-saving requests first: Slurm already waits on those nodes.
-        started = self._spooled(views, jobs, busy, now)
-        for action in plan.actions:
+        requests = [a for path, req in self._spool_requests() for a in spool.actions_for(
+            req, {v.node: v.state for v in views}, {v.node: v.pool for v in views}.get)]
+        for action in requests + list(plan.actions):
             machine = action.kind not in _LEDGER_ONLY
             if machine and busy.intersection(action.nodes):
                 continue   # never two machine actions on one node at once
             decision_id = self.journal.intent(action, jobs, views, now)
-            if self._start(decision_id, action):
-                if machine:
-                    busy.update(action.nodes)
-                started.append((decision_id, action))
+            started.append((decision_id, action))
+            if machine:
+                busy.update(action.nodes)
+                to_run.append((decision_id, action))
+            else:
+                self._ledger_step(decision_id, action)
+        self.launcher.launch(to_run, self._views)
+        self._spool_done()
         return PassResult(plan=plan, started=started, finished=finished, jobs=jobs, nodes=views)
 
-    def _spooled(self, views, jobs, busy, now):
-        """Carry out the power-saving requests waiting in the spool (each recorded, then removed)."""
-        started = []
-        states = {v.node: v.state for v in views}
-        pools = {v.node: v.pool for v in views}
+    def _spool_requests(self):
+        """Power-saving requests waiting in the spool; removed after their decisions are recorded."""
+        self._taken = []
         for path, request in spool.pending(self.spool_dir):
+            self._taken.append(path)
             if request["kind"] == "invalid":
                 self._say("spool: ignoring unreadable request %s (%s)" % (path, request.get("error")))
-                spool.done(path)
                 continue
-            for action in spool.actions_for(request, states, pools.get):
-                if busy.intersection(action.nodes):
-                    continue
-                decision_id = self.journal.intent(action, jobs, views, now)
-                if self._start(decision_id, action):
-                    busy.update(action.nodes)
-                    started.append((decision_id, action))
+            yield path, request
+
+    def _spool_done(self):
+        for path in getattr(self, "_taken", ()):
             spool.done(path)
-        return started
-
-    def _start(self, decision_id, action):
-        if action.kind in _LEDGER_ONLY:
-            self._ledger_step(decision_id, action)
-            return True
-        from gpufleet.controller.actuator import playbook_for
-        playbook, extra = playbook_for(action)
-        if playbook is None:
-            self.journal.outcome(decision_id, "failed: no playbook for action kind %r" % action.kind)
-            return False
-        if action.kind == "rollback" and records.gang_status(self.ledger, action.gang_id):
-            records.gang_rollback(self.ledger, action.gang_id, action.reason)
-        if action.kind == "bringup":
-            self._retry_failed(decision_id, action)
-        self._say("start %s %s on %s: %s" % (decision_id, action.kind, ",".join(action.nodes), action.reason))
-        return self.actuator.submit(decision_id, action, playbook, extra)
-
-    def _retry_failed(self, decision_id, action):
-        """A failed node is brought up again through recycling (failed -> recycling is the
-        ledger's retry edge); its failure stays in the history, so the planner counts it."""
-        for node in action.nodes:
-            if (self.ledger.get(node) or {}).get("state") == records.states.FAILED:
-                records.transition(self.ledger, node, records.states.RECYCLING,
-                                   "retry: %s" % action.reason, run_id="ctl-%s" % decision_id)
+        self._taken = []
 
     def _ledger_step(self, decision_id, action):
-        if action.kind == "break_fix":
-            for node in action.nodes:
-                records.transition(self.ledger, node, records.states.BREAK_FIX, action.reason,
-                                   run_id="ctl-%s" % decision_id)
-        self._say("record %s %s %s: %s" % (decision_id, action.kind, ",".join(action.nodes), action.reason))
-        self.journal.outcome(decision_id, "ok")
+        outcome = "ok"
+        try:
+            if action.kind == "break_fix":
+                for node in action.nodes:
+                    records.transition(self.ledger, node, records.states.BREAK_FIX, action.reason,
+                                       run_id="ctl-%s" % decision_id)
+        except records.LifecycleError as exc:   # refused by the state machine: recorded, loop goes on
+            outcome = "failed: %s" % exc
+        self._say("record %s %s %s: %s (%s)" % (decision_id, action.kind, ",".join(action.nodes), action.reason,
+                                                 outcome))
+        self.journal.outcome(decision_id, outcome)
 
     def _finish(self, wait=False):
         finished = []
         for decision_id, action, outcome in self.actuator.collect(wait=wait):
+            outcome = self.launcher.settle(action, outcome)
+            if action.kind == "admit" and outcome == "ok":
+                records.release_members(self.ledger, action.nodes)
             self.journal.outcome(decision_id, outcome)
             self._say("done %s %s on %s: %s" % (decision_id, action.kind, ",".join(action.nodes), outcome))
             finished.append((decision_id, action, outcome))

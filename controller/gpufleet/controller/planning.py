@@ -48,6 +48,11 @@ class Planning:
         mapped = map_jobs(model.Demand(jobs=tuple(jobs)), self.policy, model.Supply(nodes=tuple(nodes)))
         return mapped.jobs, mapped.unservable
 
+    def gate_fresh(self, pool, gate_passed_at, now):
+        """True when the last passed gate is within the pool's gate validity (no re-gate needed)."""
+        from gpufleet.capacity.tiers import gate_valid
+        return gate_valid(gate_passed_at, self.policy.pools[pool].gate_validity, now)
+
     def gang_deadline(self, pool):
         return self.policy.pools[pool].gang_deadline
 

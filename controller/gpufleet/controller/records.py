@@ -7,13 +7,13 @@ from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle impor
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import gang as _gang
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import lease as _lease
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import states
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.errors import LedgerError
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.errors import LedgerError, LifecycleError
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger import Ledger, iso
 
-__all__ = ["open_ledger", "node_records", "record_decision", "set_outcome", "decisions",
-           "open_decisions", "record_demand", "demand_history", "acquire_lease", "renew_lease",
-           "release_lease", "lease_holder", "transition", "gang_plan", "gang_substitute", "gang_rollback",
-           "gang_status", "states", "LedgerError", "LEASE", "iso"]
+__all__ = ["open_ledger", "node_records", "record_decision", "set_outcome", "decisions", "open_decisions",
+           "record_demand", "demand_history", "acquire_lease", "renew_lease", "release_lease", "lease_holder",
+           "transition", "gang_rollback", "release_members", "gang_status", "states", "LedgerError", "LifecycleError", "LEASE",
+           "iso"]
 
 LEASE = "capacity-controller"
 WHO = "gpufleet-controller"
@@ -77,17 +77,16 @@ def lease_holder(ledger, now):
     return _lease.lease_holder(ledger, LEASE, now)
 
 
-def gang_plan(ledger, gang_id, sku, nodes, deadline_s):
-    """Create (or read back) the gang record for exactly ``nodes``; idempotent."""
-    return _gang.plan(ledger, gang_id, sku, len(nodes), deadline_s, candidates=list(nodes))[0]
-
-
-def gang_substitute(ledger, gang_id, node, spare, reason):
-    return _gang.substitute(ledger, gang_id, node, reason, WHO, spare=spare)[0]
-
-
 def gang_rollback(ledger, gang_id, reason, node_reasons=None):
     return _gang.rollback(ledger, gang_id, reason, WHO, node_reasons=node_reasons)[0]
+
+
+def release_members(ledger, nodes):
+    """Clear the gang mark of admitted nodes (the gang's member rows keep the history): a joined
+    node marked with a gang would count as reserved forever and never be parked or reused."""
+    with ledger.transaction() as cur:
+        for node in nodes:
+            ledger.reserve(cur, node, None)
 
 
 def gang_status(ledger, gang_id):

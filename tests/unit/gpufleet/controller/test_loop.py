@@ -1,9 +1,9 @@
 import pytest
 
-from gpufleet.capacity.model import Action, Job
+from gpufleet.capacity.model import Action, Job, NodeView
 from gpufleet.controller import records
 from gpufleet.controller.errors import LeaseHeld, SchedulerOutputError
-from gpufleet.controller.loop import Reconciler
+from gpufleet.controller.loop import Reconciler, World
 from tests.unit.gpufleet.controller.conftest import FakeSource, Runs, bringup
 
 
@@ -33,7 +33,8 @@ def test_a_failed_run_is_recorded_as_failed(ledger, make_reconciler):
     rec, _runs, _p = make_reconciler([bringup("n1")], runs=Runs(rc=2))
     rec.once()
     rec.drain()
-    assert records.decisions(ledger)[0]["outcome"].startswith("failed: playbook failed (rc=2)")
+    outcome = records.decisions(ledger)[0]["outcome"]
+    assert outcome.startswith("failed: n1 is None"), outcome     # read from the node, not the exit code
 
 
 def test_dry_run_records_and_runs_nothing(ledger, make_reconciler):
@@ -74,6 +75,9 @@ def test_an_action_on_a_node_in_flight_is_not_sent_again(ledger, make_reconciler
 def test_restart_resumes_unfinished_decisions_once_instead_of_planning_them_again(ledger, make_reconciler):
     gang = Action(kind="admit", pool="lab", nodes=("n1", "n2"), reason="gang of 2 ready", job_id="7",
                   gang_id="job-7")
+    for node in ("n1", "n2"):
+        for target in ("enrolled", "inspected", "imaging", "configuring", "validating", "ready", "hot"):
+            ledger.transition(node, target, "test", "setup")
     first, _runs, _p = make_reconciler()
     first.journal.intent(gang, (), (), 1000.0)   # recorded, then the controller was killed
     runs = Runs()
@@ -122,5 +126,41 @@ def test_a_failed_node_is_retried_through_recycling(ledger, make_reconciler):
     rec, runs, _p = make_reconciler([bringup("n2", reason="hot floor")])
     rec.once()
     rec.drain()
-    assert ledger.get("n2")["state"] == "recycling" and runs.calls[0][0] == "bringup"
-    assert [t["to_state"] for t in ledger.history("n2")][-2:] == ["failed", "recycling"]
+    assert runs.calls[0][0] == "bringup"
+    steps = [t["to_state"] for t in ledger.history("n2")]
+    assert steps[3:6] == ["failed", "recycling", "enrolled"] and steps[-1] == "hot", steps
+
+
+def test_a_wake_regates_only_when_the_gate_result_is_stale(ledger, make_reconciler):
+    wake = lambda n: Action(kind="wake", pool="lab", nodes=(n,), reason="warm floor")   # noqa: E731
+    rec, runs, _p = make_reconciler([wake("n1"), wake("n2")])
+    views = (NodeView("n1", "lab", "warm", "parked", gate_passed_at=999.0),    # an hour's validity: fresh
+             NodeView("n2", "lab", "warm", "parked", gate_passed_at=None))     # never passed: stale
+    rec.read_world = lambda now=None: World((), (), (), views)
+    rec.once()
+    rec.drain()
+    regate = {call[1]["gpufleet_targets"]: call[1]["gpufleet_wake_regate"] for call in runs.calls}
+    assert regate == {"n1": False, "n2": True}
+
+
+def test_an_admitted_gang_releases_its_members_for_later_work(ledger, make_reconciler):
+    for node in ("n1", "n2"):
+        for target in ("enrolled", "inspected", "imaging", "configuring", "validating", "ready", "hot"):
+            ledger.transition(node, target, "test", "setup")
+        with ledger.transaction() as cur:
+            ledger.reserve(cur, node, "7@900")       # what admit.yml's gang step leaves
+    admit = Action(kind="admit", pool="lab", nodes=("n1", "n2"), reason="all hot", job_id="7", gang_id="7@900")
+    rec, _runs, _p = make_reconciler([admit])
+    rec.once()
+    rec.drain()
+    assert [ledger.get(n)["gang_id"] for n in ("n1", "n2")] == [None, None]
+
+
+def test_a_refused_ledger_step_is_recorded_failed_and_the_pass_goes_on(ledger, make_reconciler):
+    ledger.transition("n3", "enrolled", "test", "setup")      # enrolled -> break_fix is not an edge
+    rec, _runs, _p = make_reconciler([Action(kind="break_fix", pool="lab", nodes=("n3",), reason="x"),
+                                      bringup("n1")])
+    rec.once()
+    rec.drain()
+    outcomes = [d["outcome"] for d in records.decisions(ledger)]
+    assert outcomes[0].startswith("failed: Illegal lifecycle transition") and outcomes[1] == "ok"

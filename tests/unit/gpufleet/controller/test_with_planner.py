@@ -15,7 +15,7 @@ HOSTS = {n: Host(name=n, groups=("gpufleet", "sku_lab"), sku="lab") for n in ("l
 
 
 def reconciler(ledger, jobs=(), runs=None):
-    runs = runs or Runs()
+    runs = runs or Runs(ledger_path=ledger.path)
     rec = Reconciler(FakeSource(jobs), ledger, Planning(POLICY), Actuator("inv", run=runs), HOSTS, "ctl",
                      clock=lambda: 1000.0)
     return rec, runs
@@ -42,7 +42,7 @@ def test_an_empty_lab_fills_its_hot_floor_with_bringups(ledger):
 
 def test_a_pending_gang_is_reserved_and_its_book_survives_into_the_next_pass(ledger):
     job = Job("9", 4, partition="batch", reason="Resources", submit_time=900.0)
-    rec, runs = reconciler(ledger, jobs=[job])
+    rec, runs = reconciler(ledger, jobs=[job], runs=Runs())
     runs.gate.clear()
     first = rec.once()
     kinds = [a.kind for _i, a in first.started]
