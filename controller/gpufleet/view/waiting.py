@@ -20,7 +20,12 @@ def node_progress(node, durations, now):
     elapsed = now - node["since"] if node["since"] is not None else None
     left, how = expected_left(durations, node["state"], elapsed or 0.0)
     text = "%s %s for %s" % (node["node"], node["state"], duration(elapsed))
-    text += ", about %s left (%s)" % (duration(left), how) if left is not None else " (%s)" % how
+    if left is None:
+        text += " (%s)" % how
+    elif left > 0:
+        text += ", about %s left (%s)" % (duration(left), how)
+    else:
+        text += ", longer than usual: check the node (%s)" % how
     return text, {"node": node["node"], "state": node["state"], "seconds_in_state": elapsed,
                   "expected_seconds_left": left}
 

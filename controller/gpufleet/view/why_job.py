@@ -119,5 +119,5 @@ def why_job(inputs, job_id):
     evidence.append(_slurm_line(job, extra)[1])
     details.update(pool=pool.name, needed=job.nodes, idle=len(fit))
     return Answer(job.job_id, "job", "L2", True,
-                  "the job needs %d nodes of pool %s; %d are schedulable and idle, the rest are "
-                  "not ready yet" % (job.nodes, pool.name, len(fit)), tuple(evidence), details)
+                  "the job needs %d nodes of pool %s; %d of them are schedulable and idle, the "
+                  "others are not ready yet" % (job.nodes, pool.name, len(fit)), tuple(evidence), details)

@@ -121,3 +121,11 @@ def test_text_and_json_forms():
 def test_an_unknown_subject_is_an_error_naming_what_to_pass():
     with pytest.raises(LookupError, match="job id, a node name or a pool name"):
         resolve(inputs(), "nope")
+
+
+def test_a_node_past_the_pools_median_is_called_out_not_given_zero_left():
+    from gpufleet.view.waiting import node_progress
+    node = {"node": "n9", "state": "validating", "since": T0}
+    text, record = node_progress(node, {"validating": [600.0, 900.0]}, T0 + 3600)
+    assert text == "n9 validating for 1h00m, longer than usual: check the node (median of 2 measured validating stays: 750 s)"
+    assert record["expected_seconds_left"] == 0.0
