@@ -10,9 +10,27 @@ input so the decision log can show why.
 import math
 from bisect import bisect_left
 
-__all__ = ["forecast_floor", "quantile", "WEEK"]
+from gpufleet.capacity.model import DemandSample
+
+__all__ = ["forecast_floor", "history_from_rows", "quantile", "WEEK"]
 
 WEEK = 7 * 86400.0
+
+
+def history_from_rows(rows):
+    """Ledger demand rows (dicts with pool, minute, gpus_running, gpus_pending,
+    gpus_pending_capacity, as ``decisions.demand_history`` returns them) -> the planner's
+    ``history``: {pool: [DemandSample, ...] sorted by minute}. Other keys are ignored."""
+    history = {}
+    for row in rows:
+        sample = DemandSample(pool=row["pool"], minute=float(row["minute"]),
+                              gpus_running=row.get("gpus_running", 0),
+                              gpus_pending=row.get("gpus_pending", 0),
+                              gpus_pending_capacity=row.get("gpus_pending_capacity", 0))
+        history.setdefault(sample.pool, []).append(sample)
+    for samples in history.values():
+        samples.sort(key=lambda s: s.minute)
+    return history
 
 
 def quantile(values, q):

@@ -98,6 +98,14 @@ class Schedule(_Strict):
     timezone: str = "UTC"
     floors: TierCounts
 
+    @field_validator("days")
+    @classmethod
+    def _some_day(cls, value):
+        if not value:
+            raise ValueError("no days, the window never opens; fix: list at least one day "
+                             "(mon ... sun) or leave days out for every day")
+        return value
+
     @field_validator("start", "end")
     @classmethod
     def _clock(cls, value):

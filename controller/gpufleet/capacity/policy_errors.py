@@ -45,6 +45,15 @@ _FIXES = {
 }
 
 
+# pydantic's words for Python types; a policy author writes YAML lists and mappings.
+_MESSAGES = {
+    "tuple_type": "must be a list",
+    "list_type": "must be a list",
+    "model_type": "must be a mapping",
+    "dict_type": "must be a mapping",
+}
+
+
 def _path(loc):
     text = ""
     for part in loc:
@@ -79,7 +88,7 @@ def _inner(annotation):
 
 def _line(error, model):
     loc = error["loc"]
-    message = error["msg"].removeprefix("Value error, ")
+    message = _MESSAGES.get(error["type"], error["msg"].removeprefix("Value error, "))
     kind = error["type"]
     if kind == "extra_forbidden":
         holder = _model_at(model, loc)

@@ -92,3 +92,16 @@ def test_floors_explain_which_rule_won():
     assert why["won"] == {"hot": "forecast (capped by ceiling 3)", "warm": "schedule:all-day"}
     assert why["capped_from"] == {"hot": 5}
     assert why["schedules"] == ["all-day"] and why["base"] == {"hot": 1, "warm": 2}
+
+
+def test_history_from_ledger_rows():
+    from gpufleet.capacity.forecast import history_from_rows
+    rows = [{"pool": "p", "minute": 120, "gpus_running": 8, "gpus_pending": 2,
+             "gpus_pending_capacity": 1, "recorded_at": 5.0},
+            {"pool": "p", "minute": 60, "gpus_running": 4},
+            {"pool": "q", "minute": 60, "gpus_pending": 16}]
+    history = history_from_rows(rows)
+    assert [s.minute for s in history["p"]] == [60.0, 120.0]
+    assert history["p"][1] == DemandSample("p", 120.0, 8, 2, 1)
+    assert history["p"][1].gpus == 10
+    assert history["q"][0].gpus == 16
