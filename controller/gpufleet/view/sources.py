@@ -10,6 +10,7 @@ come from the decision log (the controller's record of them) and from the ledger
 tables (the gang playbooks); a ledger gang belongs to the job named before the ``@`` of its
 id (gpufleet.capacity.gang.gang_id_for).
 """
+import os
 import shutil
 
 from gpufleet.report.model import gate_reports, parse_time
@@ -25,9 +26,10 @@ class SourceError(Exception):
 
 
 def open_ledger(location, password=None):
-    """The ledger read-only (check mode: nothing is ever written)."""
+    """The ledger read-only (check mode: nothing is ever written). A PostgreSQL URL without
+    its password takes it from $GPUFLEET_LEDGER_PASSWORD, as ``gpufleet report`` does."""
     from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger import Ledger
-    return Ledger(location, dry_run=True, password=password)
+    return Ledger(location, dry_run=True, password=password or os.environ.get("GPUFLEET_LEDGER_PASSWORD") or None)
 
 
 def _ledger_hosts(ledger_nodes):
