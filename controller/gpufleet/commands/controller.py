@@ -85,8 +85,26 @@ def cmd_run(args):
     stopping = []
     signal.signal(signal.SIGTERM, lambda *_a: stopping.append(True))
     print("controller %s: reconciling every %ss (policy %s)" % (reconciler.controller_id, args.interval, args.policy))
-    reconciler.run(args.interval, args.lease_ttl, stop=lambda: bool(stopping), wait_for_lease=args.wait)
+    server = start_metrics(args, reconciler)
+    try:
+        reconciler.run(args.interval, args.lease_ttl, stop=lambda: bool(stopping), wait_for_lease=args.wait)
+    finally:
+        if server is not None:
+            server.shutdown()
     return 0
+
+
+def start_metrics(args, reconciler):
+    """Serve /metrics from the ledger when --metrics-port is given (docs/fleet-view.md)."""
+    if args.metrics_port is None:
+        return None
+    from gpufleet.view.metrics import LedgerCollector, serve
+    from gpufleet.view.sources import open_ledger
+    ledger_at = _settings(args)[0]
+    collector = LedgerCollector(lambda: open_ledger(ledger_at), reconciler.planning.policy, hosts=reconciler.hosts)
+    server = serve(args.metrics_port, args.metrics_addr, collector)
+    print("metrics: http://%s:%d/metrics" % (args.metrics_addr, server.server_port), flush=True)
+    return server
 
 
 def cmd_status(args):
@@ -124,6 +142,8 @@ def register(parser):
     _common(run)
     run.add_argument("--interval", type=float, default=10.0, help="seconds between passes (default 10)")
     run.add_argument("--dry-run", action="store_true", help="print one plan and change nothing")
+    run.add_argument("--metrics-port", type=int, help="serve Prometheus metrics on this port (docs/fleet-view.md)")
+    run.add_argument("--metrics-addr", default="127.0.0.1", help="address for --metrics-port (default 127.0.0.1)")
     run.set_defaults(func=cmd_run)
     once = sub.add_parser("once", help="one reconcile pass (cron, AWX); waits for the actions it starts")
     _common(once)

@@ -10,6 +10,7 @@ from gpufleet.controller import records, spool, supply
 from gpufleet.controller.errors import ControllerError, LeaseHeld
 from gpufleet.controller.journal import Journal
 from gpufleet.controller.launch import Launcher
+from gpufleet.view.sampling import SampleRecorder
 
 __all__ = ["Reconciler", "PassResult", "World"]
 
@@ -45,6 +46,8 @@ class Reconciler:
         self.journal = Journal(ledger, controller_id)
         self.launcher = Launcher(ledger, planning, actuator, self.journal, clock, self._say)
         self._views = {}
+        # Slurm's node states for the fleet view's seam, written when they change.
+        self.samples, self._slurm_nodes = SampleRecorder(), {}
 
     def _say(self, text):
         if self.out:
@@ -55,7 +58,7 @@ class Reconciler:
         """World(jobs as Slurm reports them, jobs with pools, unservable, node views); fails closed."""
         now = self.clock() if now is None else now
         raw = self.source.jobs()
-        slurm_nodes = self.source.nodes()
+        slurm_nodes = self._slurm_nodes = self.source.nodes()
         views = supply.node_views(self.hosts, records.node_records(self.ledger), slurm_nodes, raw, self.planning,
                                   now, history_of=self.ledger.history)
         mapped, unservable = self.planning.map_jobs(raw, views)
@@ -111,6 +114,7 @@ class Reconciler:
         if dry_run:
             return PassResult(plan=plan, jobs=jobs, nodes=views)
         self.journal.demand(jobs, sorted({v.pool for v in views}), now)
+        self.samples.record(self.ledger, self._slurm_nodes, now)
         busy = self.actuator.busy_nodes()
         to_run, started = [], []
         # Slurm's own power-saving requests first: Slurm already waits on those nodes.
