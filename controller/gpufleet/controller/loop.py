@@ -12,7 +12,7 @@ from gpufleet.controller.journal import Journal
 from gpufleet.controller.launch import Launcher
 from gpufleet.view.sampling import SampleRecorder
 
-__all__ = ["Reconciler", "PassResult", "World"]
+__all__ = ["Reconciler", "PassResult", "World", "action_of"]
 
 # Actions that are records, not machine work: done inline, inside the pass. reserve and
 # substitute change the gang (its book is the decision log, folded by the planner's
@@ -77,14 +77,14 @@ class Reconciler:
 
         An admit ends its gang only once it succeeded: while it runs (or after it failed) the
         gang stays in progress, so its job is not given a second gang meanwhile."""
-        acts = [_action_of(d) for d in records.decisions(self.ledger, since=now - _GANG_LOOKBACK_S)
+        acts = [action_of(d) for d in records.decisions(self.ledger, since=now - _GANG_LOOKBACK_S)
                 if (d.get("demand") or {}).get("action", {}).get("gang_id")
                 and (d["action"] != "admit" or d["outcome"] == "ok")]
         return self.planning.fold_gangs(acts)
 
     def converge(self):
         """After a restart: resume every decision a previous controller left without outcome."""
-        pairs = [(d["id"], _action_of(d)) for d in self.journal.unfinished()]
+        pairs = [(d["id"], action_of(d)) for d in self.journal.unfinished()]
         if not pairs:
             return []
         try:
@@ -208,7 +208,7 @@ class Reconciler:
             time.sleep(poll)
 
 
-def _action_of(decision):
+def action_of(decision):
     from gpufleet.capacity.model import Action
     extra = (decision.get("demand") or {}).get("action") or {}
     return Action(kind=decision["action"], pool=decision["pool"], nodes=tuple(decision["nodes"] or ()),

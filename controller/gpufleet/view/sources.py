@@ -82,8 +82,8 @@ def decision_gangs(decision_rows):
     """Gangs the controller is forming: the planner's fold over the recorded decisions, read
     the way the controller's loop reads them (gpufleet.controller.loop)."""
     from gpufleet.capacity.gangbook import fold
-    from gpufleet.controller.loop import _action_of  # the loop's own decision -> Action reader
-    acts = [_action_of(d) for d in decision_rows if ((d.get("demand") or {}).get("action") or {}).get("gang_id")]
+    from gpufleet.controller.loop import action_of  # the loop's own decision -> Action reader
+    acts = [action_of(d) for d in decision_rows if ((d.get("demand") or {}).get("action") or {}).get("gang_id")]
     return tuple({"gang_id": g.gang_id, "job": g.job_id, "size": g.size, "status": "forming",
                   "members": [{"node": m.node, "status": "member"} for m in g.members]}
                  for g in fold((), acts))
