@@ -26,7 +26,12 @@ import yaml
 from lab import controller_demo as demo
 from tests.helpers import ROOT, ensure_base_image, need_docker
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow]
+# Opt-in (`make test-controller-lab` sets GPUFLEET_CONTROLLER_LAB=1): the gang-with-spare and
+# parking scenarios were fixed after the last lab run and are not yet proven end to end, and the
+# module takes over 20 minutes; `make test` (CI) leaves it out until both are settled (issue 13).
+pytestmark = [pytest.mark.integration, pytest.mark.slow,
+              pytest.mark.skipif(os.environ.get("GPUFLEET_CONTROLLER_LAB") != "1",
+                                 reason="controller lab scenarios are opt-in: make test-controller-lab")]
 
 GPUFLEET = os.path.join(ROOT, ".venv", "bin", "gpufleet")
 POLICY = os.path.join(ROOT, "lab", "config", "capacity.yml")
