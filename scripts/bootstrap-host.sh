@@ -8,6 +8,7 @@ PACKAGES=(
   python3 python3-venv python3-pip make git openssl curl
   docker.io debootstrap packer
   fio iperf3 rdma-core perftest swtpm tpm2-tools minisign shellcheck
+  chromium
 )
 missing=()
 for p in "${PACKAGES[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p"); done

@@ -117,8 +117,12 @@ def _start_manager(cfg, config_path):
     if _pid_alive(pid_path):
         return
     log = open(cfg.path("manager.log"), "ab")
+    # The manager runs from lab/, where no ansible.cfg names the collections path: hand it the
+    # path this process found, so its `import gpufleet` reaches the same collection.
+    from gpufleet.collection import collections_path
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=collections_path())
     proc = subprocess.Popen([sys.executable, "-m", "lab.twin.daemon", "--config", config_path], cwd=LAB_DIR,
-                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=env)
     with open(pid_path, "w") as handle:
         handle.write(str(proc.pid))
     for _ in range(100):

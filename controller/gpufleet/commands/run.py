@@ -10,8 +10,8 @@ import time
 
 import yaml
 
-from gpufleet.collection import collections_path, repo_path
-from gpufleet.runner_artifacts import scrub_artifacts
+from gpufleet import playbook_runner
+from gpufleet.collection import repo_path
 
 NAME = "run"
 HELP = "run a lifecycle playbook with live per-node progress and write the report"
@@ -88,13 +88,7 @@ def _extra_vars(pairs):
     return out, files
 
 
-def _playbook(name):
-    path = name if os.path.isfile(name) else repo_path("playbooks", name + ("" if name.endswith(".yml") else ".yml"))
-    if not os.path.isfile(path):
-        from ansible_collections.gpufleet.baremetal.plugins.module_utils.errors import GpufleetError
-        raise GpufleetError("Playbook %s not found. Use a path or one of: enroll, bringup, gang, recycle, decommission."
-                            % name)
-    return os.path.abspath(path)
+_playbook = playbook_runner.playbook_path
 
 
 def _merged_vars(files, extra):
@@ -106,18 +100,7 @@ def _merged_vars(files, extra):
     return merged
 
 
-def _runner_env():
-    """ansible-playbook sees the same collections (and the checkout's ansible.cfg, if any)."""
-    env = {"ANSIBLE_COLLECTIONS_PATH": collections_path()}
-    config = repo_path("ansible.cfg")
-    if os.path.isfile(config):
-        env["ANSIBLE_CONFIG"] = config
-    return env
-
-
 def run(args, out=sys.stdout):
-    import ansible_runner
-
     playbook = _playbook(args.playbook)
     extra, files = _extra_vars(args.extra_vars)
     if args.lab:
@@ -125,23 +108,13 @@ def run(args, out=sys.stdout):
     run_id = args.run_id or "run-" + datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     extra["gpufleet_run_id"] = run_id
     inventory = os.path.abspath(args.inventory or repo_path(*LAB_INVENTORY))
-    private = repo_path("build", "runs", run_id)
-    os.makedirs(private, exist_ok=True)
-    cmdline = " ".join("-e @%s" % f for f in files)
     progress = Progress(out)
-    # ansible-runner starts ansible-playbook from PATH: the one installed beside this Python.
-    bindir = os.path.dirname(sys.executable)
-    if bindir not in os.environ.get("PATH", "").split(os.pathsep):
-        os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
     out.write("run %s: %s on %s\n" % (run_id, os.path.basename(playbook), os.path.basename(inventory)))
-    result = ansible_runner.run(
-        private_data_dir=private, playbook=playbook, inventory=inventory, extravars=extra,
-        cmdline=cmdline or None, limit=args.limit, quiet=True, event_handler=progress,
-        envvars=_runner_env(), status_handler=lambda _status, **_kw: scrub_artifacts(private))
-    scrub_artifacts(private)
+    status, rc, artifacts = playbook_runner.run_playbook(playbook, inventory, run_id, extravars=extra, var_files=files,
+                                                         limit=args.limit, event_handler=progress)
     out.write(progress.summary() + "\n")
-    out.write("playbook %s (rc=%s); ansible output: %s\n" % (result.status, result.rc, os.path.join(private, "artifacts")))
-    return result.rc, run_id, _merged_vars(files, extra)
+    out.write("playbook %s (rc=%s); ansible output: %s\n" % (status, rc, artifacts))
+    return rc, run_id, _merged_vars(files, extra)
 
 
 def cmd_run(args):

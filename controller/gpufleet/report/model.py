@@ -4,7 +4,7 @@ import glob
 import json
 import os
 
-__all__ = ["collect", "parse_time"]
+__all__ = ["collect", "parse_time", "gate_reports"]
 
 
 def parse_time(text):
@@ -22,7 +22,7 @@ def _merge(first, second):
     return merged
 
 
-def _gate_reports(gate_dir):
+def gate_reports(gate_dir):
     """Saved gate reports by node; a node's ``<node>.*.json`` files are merged in name order."""
     reports = {}
     if not gate_dir:  # no folder given (a PostgreSQL ledger has none beside it): not the cwd
@@ -67,7 +67,7 @@ def collect(ledger, gate_dir=None, run_id=None, nodes=None, gang_id=None, genera
     if run_id:
         touched = set(h["node"] for h in history if h["run_id"] == run_id)
         records = [r for r in records if r["node"] in touched] or records
-    reports = _gate_reports(gate_dir)
+    reports = gate_reports(gate_dir)
     end = generated_at or (max([parse_time(h["at"]) for h in history] or [0]) + 1)
     out = []
     for record in records:

@@ -3,16 +3,17 @@ import datetime
 import html
 import os
 
-__all__ = ["render_markdown", "render_html", "write_report", "STATE_COLOURS"]
+__all__ = ["render_markdown", "render_html", "write_report", "STATE_COLOURS", "html_table", "when"]
 
 STATE_COLOURS = {
     "enrolled": "#c7c7c7", "inspected": "#9ecae1", "imaging": "#6baed6", "configuring": "#4292c6",
     "validating": "#fdae6b", "ready": "#74c476", "joined": "#238b45", "failed": "#de2d26",
     "draining": "#fdd0a2", "recycling": "#bcbddc", "break_fix": "#756bb1", "decommissioned": "#636363",
+    "hot": "#fd8d3c", "parked": "#fdd0a2", "waking": "#fdae6b",
 }
 
 
-def _when(epoch):
+def when(epoch):
     return datetime.datetime.fromtimestamp(epoch, tz=datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
@@ -38,7 +39,7 @@ def _summary_rows(data):
 
 def render_markdown(data):
     lines = ["# gpufleet bring-up report", "",
-             "Generated %s from ledger `%s`%s." % (_when(data["generated_at"]), data["ledger"],
+             "Generated %s from ledger `%s`%s." % (when(data["generated_at"]), data["ledger"],
                                                     " for run `%s`" % data["run_id"] if data.get("run_id") else "")]
     gang = data.get("gang")
     if gang:
@@ -58,7 +59,7 @@ def render_markdown(data):
     lines += ["", "## Timeline", "", "| node | state | from | seconds | why |", "|---|---|---|---|---|"]
     for node in data["nodes"]:
         for seg in node["timeline"]:
-            lines.append("| %s | %s | %s | %.1f | %s |" % (node["node"], seg["state"], _when(seg["start"]),
+            lines.append("| %s | %s | %s | %.1f | %s |" % (node["node"], seg["state"], when(seg["start"]),
                                                           seg["stop"] - seg["start"], _md_escape(seg["why"])))
     return "\n".join(lines) + "\n"
 
@@ -91,7 +92,7 @@ def _svg_timeline(data, width=900, row=22):
     return "\n".join(parts) + "<p>" + legend + "</p>"
 
 
-def _html_table(headers, rows):
+def html_table(headers, rows):
     out = ["<table><tr>" + "".join("<th>%s</th>" % html.escape(h) for h in headers) + "</tr>"]
     for row in rows:
         out.append("<tr>" + "".join("<td>%s</td>" % html.escape(str(c)) for c in row) + "</tr>")
@@ -102,18 +103,18 @@ def render_html(data):
     gang = data.get("gang")
     body = ["<h1>gpufleet bring-up report</h1>",
             "<p>Generated %s from ledger <code>%s</code>%s.</p>" % (
-                _when(data["generated_at"]), html.escape(data["ledger"]),
+                when(data["generated_at"]), html.escape(data["ledger"]),
                 " for run <code>%s</code>" % html.escape(data["run_id"]) if data.get("run_id") else "")]
     if gang:
         body.append("<p>Gang <code>%s</code>: <b>%s</b> (%d x %s, deadline %s) %s</p>" % (
             html.escape(gang["gang_id"]), html.escape(gang["status"]), gang["size"], html.escape(gang["sku"]),
             gang["deadline"], html.escape(gang.get("reason") or "")))
-    body += ["<h2>Nodes</h2>", _html_table(["node", "state", "image", "gate", "gate report", "last reason"],
+    body += ["<h2>Nodes</h2>", html_table(["node", "state", "image", "gate", "gate report", "last reason"],
                                            list(_summary_rows(data))),
              "<h2>Bring-up timeline</h2>", _svg_timeline(data)]
     for node in data["nodes"]:
         if node["checks"]:
-            body += ["<h2>%s gate checks</h2>" % html.escape(node["node"]), _html_table(
+            body += ["<h2>%s gate checks</h2>" % html.escape(node["node"]), html_table(
                 ["phase", "check", "verdict", "measured", "threshold", "unit", "reason"],
                 [(c["phase"], c["name"], (c["verdict"] or "").upper(), _num(c["measured"]), _num(c["threshold"]),
                   c["unit"], c["reason"]) for c in node["checks"]])]

@@ -15,8 +15,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
-from tests.helpers import ROOT, ensure_base_image, need_docker
-from tests.integration.lab.test_lab_lifecycle import GPUFLEET, NODES, fresh_lab, gpufleet
+from tests.helpers import ROOT
+# the lifecycle module's fixture: a fresh lab for this module too (module scope)
+from tests.integration.lab.test_lab_lifecycle import GPUFLEET, NODES, lab  # noqa: F401
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 SLICES = 2
@@ -44,16 +45,6 @@ def ledger_db():
     yield url.rsplit("/", 1)[0] + "/" + name, password
     with psycopg.connect(base, autocommit=True) as conn:
         conn.execute("DROP DATABASE IF EXISTS %s WITH (FORCE)" % name)
-
-
-@pytest.fixture(scope="module")
-def lab():
-    need_docker()
-    ensure_base_image()
-    gpufleet("image", "build", "lab", "--generate-key", timeout=1500)
-    fresh_lab()
-    yield
-    gpufleet("lab", "down", timeout=300, check=False)
 
 
 def test_sliced_bringups_share_one_postgresql_ledger(lab, ledger_db, tmp_path):

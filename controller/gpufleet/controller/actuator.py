@@ -1,0 +1,116 @@
+"""Run the planner's actions through the collection's playbooks, a bounded number at once.
+
+Each action kind is one playbook run (or one ledger step for the bookkeeping kinds), with
+the action's nodes as ``gpufleet_targets``. Runs happen in a thread pool (the fleet-wide
+concurrency limit); ``submit`` returns at once and ``collect`` hands back finished ones, so
+the loop keeps reconciling (a job served from hot nodes is not stuck behind a bring-up).
+"""
+import concurrent.futures
+import threading
+
+from gpufleet import playbook_runner
+
+__all__ = ["PLAYBOOK_OF", "playbook_for", "Actuator"]
+
+# kind -> (playbook, extra variables). bringup stops at hot (registered, held): the planner
+# resumes or admits in a separate, fast step, so a gang never starts on a half-ready set.
+PLAYBOOK_OF = {
+    "bringup": ("bringup", {"gpufleet_bringup_hold": True}),
+    "wake": ("wake", {}),
+    "resume": ("admit", {}),
+    "admit": ("admit", {}),
+    "hold": ("hold", {}),
+    "park": ("park", {}),
+    "rollback": ("park", {}),
+}
+
+
+def playbook_for(action):
+    """(playbook or a tuple run in order, extravars) for ``action``; (None, {}) for record-only kinds."""
+    if action.kind not in PLAYBOOK_OF:
+        return None, {}
+    playbook, extra = PLAYBOOK_OF[action.kind]
+    if action.kind == "bringup" and action.target_tier == "warm":
+        playbook = ("bringup", "park")     # bring up, then park: warm supply
+    extra = dict(extra, gpufleet_targets=",".join(action.nodes), gpufleet_reason=action.reason)
+    if action.kind in ("admit", "resume"):
+        extra.update(gpufleet_admit_nodes=list(action.nodes), gpufleet_admit_job=action.job_id or "",
+                     gpufleet_gang_id=action.gang_id or "")
+    if action.kind in ("park", "rollback", "hold"):
+        extra.update(gpufleet_park_power_off=(action.kind != "hold"))
+    if action.target_tier == "joined":
+        # Slurm's power saving already placed a job on the node: it must come up schedulable
+        extra.update(gpufleet_bringup_hold=False, gpufleet_wake_resume=True)
+    return playbook, extra
+
+
+class Actuator:
+    """Runs playbooks for decisions; ``run(playbook, extravars, run_id) -> (status, rc)`` is injectable."""
+
+    def __init__(self, inventory, var_files=(), concurrency=4, run=None, timeout=3600):
+        self.inventory = inventory
+        self.var_files = tuple(var_files)
+        self.timeout = timeout
+        self._run = run or self._run_playbook
+        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, concurrency),
+                                                           thread_name_prefix="gpufleet-action")
+        self._lock = threading.Lock()
+        self._running = {}   # decision id -> (action, future, run id); a batch shares one future
+
+    def _run_playbook(self, playbook, extravars, run_id):
+        """One playbook, or several in order (stopping at the first that fails)."""
+        status, rc = "successful", 0
+        for index, name in enumerate((playbook,) if isinstance(playbook, str) else playbook):
+            status, rc, _artifacts = playbook_runner.run_playbook(
+                name, self.inventory, "%s-%d" % (run_id, index) if index else run_id, extravars=extravars,
+                var_files=self.var_files, timeout=self.timeout)
+            if rc != 0:
+                break
+        return status, rc
+
+    def in_flight(self):
+        with self._lock:
+            return tuple(entry[0] for entry in self._running.values())
+
+    def busy_nodes(self):
+        return {n for action in self.in_flight() for n in action.nodes}
+
+    def submit(self, decision_id, action, playbook, extravars):
+        """Start one playbook run for a recorded decision (never twice for the same id)."""
+        return self.submit_many([(decision_id, action)], playbook, extravars)
+
+    def submit_many(self, pairs, playbook, extravars):
+        """One playbook run for several recorded decisions (a batch: bring-ups validated together
+        share a fabric test set); decisions already running are never started again."""
+        with self._lock:
+            pairs = [(i, a) for i, a in pairs if i not in self._running]
+            if not pairs:
+                return False
+            run_id = "ctl-%s-%s" % (pairs[0][0], pairs[0][1].kind)
+            future = self._pool.submit(self._run, playbook, extravars, run_id)
+            for decision_id, action in pairs:
+                self._running[decision_id] = (action, future, run_id)
+            return True
+
+    def collect(self, wait=False):
+        """Finished runs as (decision id, action, outcome text); ``wait`` blocks for all."""
+        with self._lock:
+            items = list(self._running.items())
+        if wait:
+            concurrent.futures.wait([entry[1] for _k, entry in items])
+        done = []
+        for decision_id, (action, future, run_id) in items:
+            if not future.done():
+                continue
+            try:
+                status, rc = future.result()
+                outcome = "ok" if rc == 0 else "failed: playbook %s (rc=%s), see build/runs/%s" % (status, rc, run_id)
+            except Exception as exc:  # the run itself broke: record why, keep the loop alive
+                outcome = "failed: %s" % str(exc).splitlines()[0][:300]
+            with self._lock:
+                self._running.pop(decision_id, None)
+            done.append((decision_id, action, outcome))
+        return done
+
+    def shutdown(self):
+        self._pool.shutdown(wait=True)

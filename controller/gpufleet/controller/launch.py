@@ -1,0 +1,97 @@
+"""From recorded decisions to playbook runs: batching, fabric peers, the steps before a run,
+and each decision's outcome from the ledger afterwards.
+
+The planner asks for one node per bring-up; the acceptance gate validates the fabric across a
+set of nodes (2 in the lab profile), so the bring-ups started in one pass for one pool run as
+ONE playbook run, and known-good nodes of the pool (hot or idle) are offered as fabric peers
+for a set that would otherwise be short (a lone spare, a batch where one node failed early).
+A batch's playbook fails when any member fails, so each decision's outcome is read from its
+own nodes' ledger states, not from the run's exit code.
+"""
+from gpufleet.capacity import model
+from gpufleet.controller import records
+from gpufleet.controller.actuator import playbook_for
+
+__all__ = ["Launcher", "expected_state"]
+
+_BATCHED = ("bringup",)
+_PEER_TIERS = (model.HOT, model.IDLE)
+
+
+def expected_state(action):
+    """The ledger state the action's nodes end in when it worked (None: no single one)."""
+    if action.kind in ("bringup", "wake"):
+        return {"joined": "joined", "warm": "parked"}.get(action.target_tier, "hot")
+    return {"park": "parked", "rollback": "parked", "hold": "hot", "resume": "joined",
+            "admit": "joined"}.get(action.kind)
+
+
+class Launcher:
+    def __init__(self, ledger, planning, actuator, journal, clock, say):
+        self.ledger, self.planning, self.actuator, self.journal = ledger, planning, actuator, journal
+        self.clock, self.say = clock, say
+
+    def launch(self, pairs, views):
+        """Start runs for recorded (decision id, action) pairs; ``views``: node -> NodeView."""
+        groups = {}
+        for decision_id, action in pairs:
+            key = (action.kind, action.pool, action.target_tier) if action.kind in _BATCHED else decision_id
+            groups.setdefault(key, []).append((decision_id, action))
+        for batch in groups.values():
+            self._start(batch, views)
+
+    def _start(self, batch, views):
+        first = batch[0][1]
+        playbook, extra = playbook_for(first)
+        if not any(a.nodes for _i, a in batch):
+            # e.g. a rollback of a gang none of whose members was ever started: only records
+            for decision_id, action in batch:
+                self._before(decision_id, action)
+                self.journal.outcome(decision_id, "ok")
+            return
+        if playbook is None:
+            for decision_id, action in batch:
+                self.journal.outcome(decision_id, "failed: no playbook for action kind %r" % action.kind)
+            return
+        nodes = [n for _i, a in batch for n in a.nodes]
+        extra["gpufleet_targets"] = ",".join(nodes)
+        for decision_id, action in batch:
+            self._before(decision_id, action)
+        if first.kind == "bringup":
+            extra["gpufleet_fabric_peers"] = self._peers(first.pool, nodes, views)
+        if first.kind == "wake":
+            # re-gate only when a member's last gate result is past the policy's validity
+            extra["gpufleet_wake_regate"] = not all(
+                self.planning.gate_fresh(first.pool, getattr(views.get(n), "gate_passed_at", None), self.clock())
+                for n in nodes)
+        self.say("start %s %s on %s: %s" % (",".join(str(i) for i, _a in batch), first.kind, ",".join(nodes),
+                                            first.reason))
+        self.actuator.submit_many(batch, playbook, extra)
+
+    def _before(self, decision_id, action):
+        if action.kind == "rollback" and records.gang_status(self.ledger, action.gang_id):
+            records.gang_rollback(self.ledger, action.gang_id, action.reason)
+        if action.kind == "bringup":
+            # a failed node is brought up again through recycling (the ledger's retry edge);
+            # its failure stays in the history, so the planner counts it
+            for node in action.nodes:
+                if (self.ledger.get(node) or {}).get("state") == records.states.FAILED:
+                    records.transition(self.ledger, node, records.states.RECYCLING, "retry: %s" % action.reason,
+                                       run_id="ctl-%s" % decision_id)
+
+    def _peers(self, pool, nodes, views):
+        busy = self.actuator.busy_nodes()
+        return sorted(n for n, v in views.items() if v.pool == pool and v.tier in _PEER_TIERS
+                      and n not in nodes and n not in busy)
+
+    def settle(self, action, outcome):
+        """The decision's outcome from its own nodes: a batch run fails when any member fails."""
+        want = expected_state(action)
+        if want is None:
+            return outcome
+        found = {n: (self.ledger.get(n) or {}) for n in action.nodes}
+        wrong = {n: r for n, r in found.items() if r.get("state") != want}
+        if not wrong:
+            return "ok"
+        return "failed: %s" % "; ".join("%s is %s (%s)" % (n, r.get("state"), (r.get("reason") or "")[:200])
+                                        for n, r in sorted(wrong.items()))

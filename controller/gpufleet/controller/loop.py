@@ -1,0 +1,217 @@
+"""The reconcile loop: read demand and supply, ask the planner, record, act, repeat.
+
+One pass (``Reconciler.once``) never blocks on a playbook: actions start in the actuator's
+pool and finish in a later pass, which records their outcome. ``run`` repeats passes every
+``interval`` seconds while this controller holds the ledger lease.
+"""
+import time
+
+from gpufleet.controller import records, spool, supply
+from gpufleet.controller.errors import ControllerError, LeaseHeld
+from gpufleet.controller.journal import Journal
+from gpufleet.controller.launch import Launcher
+from gpufleet.view.sampling import SampleRecorder
+
+__all__ = ["Reconciler", "PassResult", "World", "action_of"]
+
+# Actions that are records, not machine work: done inline, inside the pass. reserve and
+# substitute change the gang (its book is the decision log, folded by the planner's
+# gangbook.fold); the member's wake or bringup comes as its own action.
+_LEDGER_ONLY = ("break_fix", "reserve", "substitute")
+# How far back the decision log is folded into the gangs in progress (gang deadlines are hours).
+_GANG_LOOKBACK_S = 2 * 86400
+
+
+class World:
+    """What one pass read: Slurm's jobs, the same with pools, unservable (job, why), node views."""
+
+    def __init__(self, raw, jobs, unservable, nodes):
+        self.raw, self.jobs, self.unservable, self.nodes = raw, jobs, unservable, nodes
+
+
+class PassResult:
+    def __init__(self, plan=None, started=(), finished=(), error=None, jobs=(), nodes=()):
+        self.plan, self.started, self.finished, self.error = plan, list(started), list(finished), error
+        self.jobs, self.nodes = jobs, nodes
+
+
+class Reconciler:
+    """Wires a DemandSource, the ledger, the planner and an Actuator; clock injectable."""
+
+    def __init__(self, source, ledger, planning, actuator, hosts, controller_id, clock=time.time, out=None,
+                 spool_dir=None):
+        self.source, self.ledger, self.planning, self.actuator = source, ledger, planning, actuator
+        self.spool_dir = spool_dir
+        self.hosts, self.controller_id, self.clock, self.out = hosts, controller_id, clock, out
+        self.journal = Journal(ledger, controller_id)
+        self.launcher = Launcher(ledger, planning, actuator, self.journal, clock, self._say)
+        self._views = {}
+        # Slurm's node states for the fleet view's seam, written when they change.
+        self.samples, self._slurm_nodes = SampleRecorder(), {}
+
+    def _say(self, text):
+        if self.out:
+            self.out.write(text + "\n")
+            self.out.flush()
+
+    def read_world(self, now=None):
+        """World(jobs as Slurm reports them, jobs with pools, unservable, node views); fails closed."""
+        now = self.clock() if now is None else now
+        raw = self.source.jobs()
+        slurm_nodes = self._slurm_nodes = self.source.nodes()
+        views = supply.node_views(self.hosts, records.node_records(self.ledger), slurm_nodes, raw, self.planning,
+                                  now, history_of=self.ledger.history)
+        mapped, unservable = self.planning.map_jobs(raw, views)
+        return World(raw, mapped, unservable, views)
+
+    def plan(self, now=None):
+        now = self.clock() if now is None else now
+        world = self.read_world(now)
+        history = records.demand_history(self.ledger, since=now - 28 * 86400)
+        plan = self.planning.plan(world.raw, world.nodes, self.actuator.in_flight(), self.gangs(now), now,
+                                  history)
+        return plan, world
+
+    def gangs(self, now):
+        """Gangs in progress: the planner's own bookkeeping rule over the recorded decisions.
+
+        An admit ends its gang only once it succeeded: while it runs (or after it failed) the
+        gang stays in progress, so its job is not given a second gang meanwhile."""
+        acts = [action_of(d) for d in records.decisions(self.ledger, since=now - _GANG_LOOKBACK_S)
+                if (d.get("demand") or {}).get("action", {}).get("gang_id")
+                and (d["action"] != "admit" or d["outcome"] == "ok")]
+        return self.planning.fold_gangs(acts)
+
+    def converge(self):
+        """After a restart: resume every decision a previous controller left without outcome."""
+        pairs = [(d["id"], action_of(d)) for d in self.journal.unfinished()]
+        if not pairs:
+            return []
+        try:
+            views = {v.node: v for v in self.read_world().nodes}
+        except ControllerError:
+            views = {}   # no fabric peers offered; the runs still converge
+        for decision_id, action in pairs:
+            self._say("resume decision %s: %s %s (left in flight)" % (decision_id, action.kind, ",".join(action.nodes)))
+        machine = [(i, a) for i, a in pairs if a.kind not in _LEDGER_ONLY]
+        for i, a in pairs:
+            if a.kind in _LEDGER_ONLY:
+                self._ledger_step(i, a)
+        self.launcher.launch(machine, views)
+        return [i for i, _a in pairs]
+
+    def once(self, dry_run=False):
+        """One pass; with ``dry_run`` the plan is returned and nothing is recorded or run."""
+        now = self.clock()
+        finished = [] if dry_run else self._finish()
+        try:
+            plan, world = self.plan(now)
+        except ControllerError as exc:
+            self._say("pass skipped: %s" % exc)
+            return PassResult(finished=finished, error=str(exc))
+        jobs, views = world.jobs, world.nodes
+        self._views = {v.node: v for v in views}
+        if dry_run:
+            return PassResult(plan=plan, jobs=jobs, nodes=views)
+        self.journal.demand(jobs, sorted({v.pool for v in views}), now)
+        self.samples.record(self.ledger, self._slurm_nodes, now)
+        busy = self.actuator.busy_nodes()
+        to_run, started = [], []
+        # Slurm's own power-saving requests first: Slurm already waits on those nodes.
+        requests = [a for path, req in self._spool_requests() for a in spool.actions_for(
+            req, {v.node: v.state for v in views}, {v.node: v.pool for v in views}.get)]
+        for action in requests + list(plan.actions):
+            machine = action.kind not in _LEDGER_ONLY
+            if machine and busy.intersection(action.nodes):
+                continue   # never two machine actions on one node at once
+            decision_id = self.journal.intent(action, jobs, views, now)
+            started.append((decision_id, action))
+            if machine:
+                busy.update(action.nodes)
+                to_run.append((decision_id, action))
+            else:
+                self._ledger_step(decision_id, action)
+        self.launcher.launch(to_run, self._views)
+        self._spool_done()
+        return PassResult(plan=plan, started=started, finished=finished, jobs=jobs, nodes=views)
+
+    def _spool_requests(self):
+        """Power-saving requests waiting in the spool; removed after their decisions are recorded."""
+        self._taken = []
+        for path, request in spool.pending(self.spool_dir):
+            self._taken.append(path)
+            if request["kind"] == "invalid":
+                self._say("spool: ignoring unreadable request %s (%s)" % (path, request.get("error")))
+                continue
+            yield path, request
+
+    def _spool_done(self):
+        for path in getattr(self, "_taken", ()):
+            spool.done(path)
+        self._taken = []
+
+    def _ledger_step(self, decision_id, action):
+        outcome = "ok"
+        try:
+            if action.kind == "break_fix":
+                for node in action.nodes:
+                    records.transition(self.ledger, node, records.states.BREAK_FIX, action.reason,
+                                       run_id="ctl-%s" % decision_id)
+        except records.LifecycleError as exc:   # refused by the state machine: recorded, loop goes on
+            outcome = "failed: %s" % exc
+        self._say("record %s %s %s: %s (%s)" % (decision_id, action.kind, ",".join(action.nodes), action.reason,
+                                                 outcome))
+        self.journal.outcome(decision_id, outcome)
+
+    def _finish(self, wait=False):
+        finished = []
+        for decision_id, action, outcome in self.actuator.collect(wait=wait):
+            outcome = self.launcher.settle(action, outcome)
+            if action.kind == "admit" and outcome == "ok":
+                records.release_members(self.ledger, action.nodes)
+            self.journal.outcome(decision_id, outcome)
+            self._say("done %s %s on %s: %s" % (decision_id, action.kind, ",".join(action.nodes), outcome))
+            finished.append((decision_id, action, outcome))
+        return finished
+
+    def drain(self):
+        """Wait for every running action and record its outcome (clean shutdown, `once`)."""
+        return self._finish(wait=True)
+
+    def run(self, interval, ttl_s, stop=lambda: False, wait_for_lease=True):
+        """Reconcile every ``interval`` s while holding the lease; renew it each pass."""
+        self.take_lease(ttl_s, wait_for_lease, stop)
+        try:
+            self.converge()
+            while not stop():
+                started = self.clock()
+                renewed, holder, _exp = records.renew_lease(self.ledger, self.controller_id, ttl_s, started)
+                if not renewed:
+                    raise LeaseHeld("Lost the controller lease to %s; stopping without acting." % holder,
+                                    holder=holder)
+                self.once()
+                time.sleep(max(0.0, interval - (self.clock() - started)))
+        finally:
+            self.drain()
+            records.release_lease(self.ledger, self.controller_id)
+
+    def take_lease(self, ttl_s, wait, stop=lambda: False, poll=2.0):
+        while True:
+            got, holder, expires = records.acquire_lease(self.ledger, self.controller_id, ttl_s, self.clock())
+            if got:
+                return
+            if not wait or stop():
+                raise LeaseHeld("Controller %s holds the lease until %s; only one controller acts at a time. "
+                                "Stop it, or wait for the lease to expire (--wait)."
+                                % (holder, records.iso(expires)), holder=holder)
+            self._say("waiting: controller %s holds the lease" % holder)
+            time.sleep(poll)
+
+
+def action_of(decision):
+    from gpufleet.capacity.model import Action
+    extra = (decision.get("demand") or {}).get("action") or {}
+    return Action(kind=decision["action"], pool=decision["pool"], nodes=tuple(decision["nodes"] or ()),
+                  reason=decision["reason"], job_id=decision.get("job"), gang_id=extra.get("gang_id"),
+                  replaces=extra.get("replaces"), target_tier=extra.get("target_tier"),
+                  deadline_at=extra.get("deadline_at"))

@@ -1,0 +1,47 @@
+"""``gpufleet controller status`` and ``--dry-run``: plain-text views of pools, plan and history."""
+from collections import Counter
+
+from gpufleet.capacity import model
+from gpufleet.controller import records
+
+__all__ = ["render_plan", "render_status"]
+
+
+def _when(epoch):
+    return (records.iso(epoch) or "-")[:19].replace("T", " ")
+
+
+def render_plan(plan):
+    lines = ["plan: %d action(s)" % len(plan.actions)]
+    for a in plan.actions:
+        extra = "".join(" %s=%s" % (k, v) for k, v in (("job", a.job_id), ("gang", a.gang_id),
+                                                        ("replaces", a.replaces), ("to", a.target_tier)) if v)
+        lines.append("  %-10s %-10s %-28s%s  (%s)" % (a.kind, a.pool, ",".join(a.nodes), extra, a.reason))
+    for pool, notes in sorted((plan.notes or {}).items()):
+        lines.append("  notes %s: %s" % (pool, notes))
+    return "\n".join(lines)
+
+
+def _pools(nodes, jobs):
+    lines = ["%-12s %s" % ("pool", "  ".join("%s" % t for t in model.TIERS)) + "  pending(jobs/nodes)"]
+    for pool in sorted({n.pool for n in nodes}):
+        tiers = Counter(n.tier for n in nodes if n.pool == pool)
+        pending = [j for j in jobs if j.pool == pool and j.state == "PENDING"]
+        lines.append("%-12s %s  %d/%d" % (pool, "  ".join("%*d" % (len(t), tiers.get(t, 0)) for t in model.TIERS),
+                                          len(pending), sum(j.nodes for j in pending)))
+    return lines
+
+
+def render_status(world, in_flight, recent, holder):
+    lines = ["lease: %s" % ("held by %s until %s" % (holder[0], _when(holder[1])) if holder[0] else "free")]
+    lines += _pools(world.nodes, world.jobs)
+    lines.append("unservable jobs (no pool can ever serve them): %s" % (
+        "; ".join("%s: %s" % (j.job_id, why) for j, why in world.unservable) or "none"))
+    lines.append("in flight: %s" % (", ".join("%s %s %s" % (d["id"], d["action"], ",".join(d["nodes"] or []))
+                                              for d in in_flight) or "nothing"))
+    lines.append("last decisions:")
+    for d in recent:
+        lines.append("  %s %-4s %-10s %-9s %-24s %-30s %s" % (
+            _when(d["at"]), d["id"], d["pool"] or "-", d["action"], ",".join(d["nodes"] or [])[:24],
+            (d["outcome"] or "in flight")[:30], d["reason"]))
+    return "\n".join(lines)

@@ -1,0 +1,62 @@
+"""Command-line glue shared by ``gpufleet why``, ``gpufleet seam`` and ``gpufleet report --fleet``:
+the input options and turning them into ``FleetInputs``."""
+import os
+
+from gpufleet.capacity.policy import load_policy
+from gpufleet.capacity.policy_errors import PolicyError
+from gpufleet.controller.errors import ControllerError
+from gpufleet.view import sources
+
+__all__ = ["add_input_arguments", "inputs_from_args", "read_text", "INPUT_ERRORS", "load_hosts"]
+
+# What a bad input raises: each names the input, what is wrong and the fix.
+INPUT_ERRORS = (sources.SourceError, PolicyError, ControllerError, LookupError, ValueError)
+
+
+def add_input_arguments(parser, slurm=True):
+    parser.add_argument("--ledger", required=True, help="lifecycle ledger: SQLite file or postgresql:// URL")
+    parser.add_argument("--policy", required=True, help="capacity policy YAML (docs/capacity.md)")
+    parser.add_argument("--inventory", help="rack inventory: pools own the hosts their member rules claim "
+                        "(default: the ledger's nodes, by name pattern or SKU)")
+    parser.add_argument("--gate-dir", help="saved gate reports <node>.json (default: <ledger dir>/reports/gate)")
+    if slurm:
+        parser.add_argument("--squeue-json", help="saved `squeue --json` output (default: run squeue --json)")
+        parser.add_argument("--sinfo-json", help="saved `sinfo --json` output (default: run sinfo --json)")
+
+
+def read_text(path, what):
+    try:
+        with open(path) as handle:
+            return handle.read()
+    except OSError as exc:
+        raise sources.SourceError("Cannot read %s %s: %s." % (what, path, exc.strerror))
+
+
+def load_hosts(path):
+    """Inventory hosts (name -> Host) through ansible-inventory, or None without a path."""
+    if not path:
+        return None
+    from gpufleet.controller.inventory import load_inventory
+    return load_inventory(path)
+
+
+def _gate_dir(args):
+    if args.gate_dir:
+        return args.gate_dir
+    if "://" in args.ledger:
+        return None
+    return os.path.join(os.path.dirname(os.path.abspath(args.ledger)), "reports", "gate")
+
+
+def inputs_from_args(args, now, slurm=True):
+    """FleetInputs from the parsed options; the ledger is opened read-only and closed."""
+    squeue = sinfo = None
+    if slurm:
+        squeue = read_text(args.squeue_json, "squeue JSON") if args.squeue_json else sources.run_slurm(["squeue", "--json"])
+        sinfo = read_text(args.sinfo_json, "sinfo JSON") if args.sinfo_json else sources.run_slurm(["sinfo", "--json"])
+    policy, hosts = load_policy(args.policy), load_hosts(args.inventory)
+    ledger = sources.open_ledger(args.ledger)
+    try:
+        return sources.load(ledger, policy, now, squeue, sinfo, _gate_dir(args), hosts=hosts)
+    finally:
+        ledger.close()

@@ -1,0 +1,169 @@
+"""The capacity controller on ONE lab, in order (each test starts from the state the last left).
+
+Run under the lab lock:  flock /tmp/gpufleet-lab.lock .venv/bin/python -m pytest tests/integration/controller
+
+1. --dry-run on an all-cold lab prints the hot-floor bring-ups and records nothing;
+2. `controller run` fills the hot floor; a second controller exits naming the lease holder;
+   `status` shows the pool;
+3. an `sbatch -N2` job starts on nodes that were hot when it was submitted;
+4. the controller is SIGKILLed while it has work in flight; the restarted one resumes the
+   unfinished decisions, and no node is imaged twice for one decision;
+5. an `sbatch -N4` gang with a gate fault on one member: the member is replaced by a spare,
+   every rank starts after the last member became hot and within one second of the others;
+6. idle nodes are parked: ledger parked, BMC power Off, containers gone.
+"""
+import json
+import os
+import random
+import signal
+import subprocess
+import time
+
+import pytest
+import requests
+import yaml
+
+from lab import controller_demo as demo
+from tests.helpers import ROOT, ensure_base_image, need_docker
+
+# Opt-in (`make test-controller-lab` sets GPUFLEET_CONTROLLER_LAB=1): the gang-with-spare and
+# parking scenarios were fixed after the last lab run and are not yet proven end to end, and the
+# module takes over 20 minutes; `make test` (CI) leaves it out until both are settled (issue 13).
+pytestmark = [pytest.mark.integration, pytest.mark.slow,
+              pytest.mark.skipif(os.environ.get("GPUFLEET_CONTROLLER_LAB") != "1",
+                                 reason="controller lab scenarios are opt-in: make test-controller-lab")]
+
+GPUFLEET = os.path.join(ROOT, ".venv", "bin", "gpufleet")
+POLICY = os.path.join(ROOT, "lab", "config", "capacity.yml")
+
+
+def gpufleet(*args, timeout=1500, check=True):
+    proc = subprocess.run([GPUFLEET] + list(args), cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    if check and proc.returncode != 0:
+        pytest.fail("gpufleet %s failed (%d):\n%s\n%s" % (" ".join(args), proc.returncode, proc.stdout[-4000:],
+                                                          proc.stderr[-3000:]))
+    return proc
+
+
+@pytest.fixture(scope="session")
+def lab():
+    need_docker()
+    ensure_base_image()
+    gpufleet("image", "build", "lab", "--generate-key")
+    gpufleet("lab", "down", "--purge", timeout=300)
+    gpufleet("lab", "up", timeout=600)
+    gpufleet("lab", "publish", "--version", "lab")
+    state = {"controller": None}
+    yield state
+    if state["controller"]:
+        state["controller"].stop(signal.SIGKILL, timeout=60)
+    gpufleet("lab", "down", timeout=300, check=False)
+
+
+def decisions():
+    led = demo.ledger()
+    try:
+        return demo.records.decisions(led)
+    finally:
+        led.close()
+
+
+def history():
+    led = demo.ledger()
+    try:
+        return led.history()
+    finally:
+        led.close()
+
+
+def test_dry_run_plans_the_hot_floor_and_changes_nothing(lab):
+    proc = gpufleet("controller", "once", "--lab", "--policy", POLICY, "--dry-run")
+    assert "bringup" in proc.stdout, proc.stdout
+    assert decisions() == [] and demo.states() == {}
+
+
+def test_the_controller_fills_the_hot_floor_and_holds_the_lease(lab):
+    lab["controller"] = demo.Controller(interval=3).start()
+    demo.wait_for("two hot nodes", lambda: demo.count("hot") >= 2, 1500)
+    second = gpufleet("controller", "once", "--lab", "--policy", POLICY, check=False)
+    assert second.returncode == 1 and "holds the lease" in second.stderr, second.stderr
+    status = gpufleet("controller", "status", "--lab", "--policy", POLICY).stdout
+    assert "lab" in status and "last decisions:" in status and "bringup" in status, status
+
+
+def test_a_two_node_job_starts_on_hot_nodes(lab):
+    hot = {n for n, s in demo.states().items() if s == "hot"}
+    job_id = demo.sbatch(2, "two")
+    demo.wait_for("job %s to start" % job_id, lambda: demo.job(job_id)["start"], 300, poll=0.5)
+    info = demo.job(job_id)
+    assert set(info["nodes"]) <= hot, (info, hot)
+    timeline = demo.timeline(job_id, info)
+    assert all(n["tier_at_submit"] == "hot" for n in timeline["nodes"].values()), timeline
+    lab["two"] = (job_id, timeline)
+
+
+def test_a_killed_controller_converges_without_provisioning_twice(lab):
+    # the two hot nodes went to the job: the controller refills the floor; kill it mid-way
+    demo.wait_for("a bring-up in flight", lambda: any(d["outcome"] is None and d["action"] in ("bringup", "wake")
+                                                      for d in decisions()), 300, poll=0.5)
+    time.sleep(random.uniform(0, 20))
+    lab["controller"].stop(signal.SIGKILL, timeout=60)
+    unfinished = [d["id"] for d in decisions() if d["outcome"] is None]
+    lab["controller"] = demo.Controller(interval=3).start()
+    demo.wait_for("the unfinished decisions to end", lambda: all(
+        d["outcome"] is not None for d in decisions() if d["id"] in unfinished), 1500, poll=3)
+    bringups = {}
+    for d in decisions():
+        if d["action"] in ("bringup",):
+            for node in d["nodes"]:
+                bringups[node] = bringups.get(node, 0) + 1
+    imaged = {}
+    for step in history():
+        if step["to_state"] == "imaging":
+            imaged[step["node"]] = imaged.get(step["node"], 0) + 1
+    assert all(imaged.get(n, 0) <= bringups.get(n, 0) for n in imaged), (imaged, bringups)
+
+
+def test_a_gang_gets_a_spare_for_a_faulty_member_and_starts_all_at_once(lab):
+    demo.wait_for("job to end", lambda: demo.job(lab["two"][0])["state"] in ("COMPLETED", "FAILED", "GONE"), 300)
+    cold = sorted(n for n in demo._inventory() if demo.states().get(n) in (None, "enrolled", "inspected"))
+    faulty = cold[0]
+    gpufleet("lab", "fault", faulty, "faulty_gpu")
+    job_id = demo.sbatch(4, "four")
+    demo.wait_for("job %s to start" % job_id, lambda: demo.job(job_id)["start"], 2700, poll=1)
+    info = demo.job(job_id)
+    ranks = demo.wait_for("rank output", lambda: demo._try(demo.rank_starts, job_id, info["batch_host"]), 120)
+    assert sorted(ranks) == sorted(info["nodes"]) and faulty not in info["nodes"], (ranks, info, faulty)
+    assert max(ranks.values()) - min(ranks.values()) < 1.0, ranks
+    mine = [d for d in decisions() if d["job"] == job_id]
+    kinds = [d["action"] for d in mine]
+    assert "reserve" in kinds and "admit" in kinds, kinds
+    if faulty in {n for d in mine if d["action"] == "reserve" for n in d["nodes"]}:
+        assert "substitute" in kinds, kinds
+    # no rank before the last member passed its gate (became hot)
+    hot_at = {}
+    for step in history():
+        if step["to_state"] == "hot" and step["node"] in info["nodes"]:
+            hot_at[step["node"]] = demo._iso(step["at"])
+    assert min(ranks.values()) >= max(hot_at.values()), (ranks, hot_at)
+    lab["four"] = (job_id, demo.timeline(job_id, info))
+
+
+def _power(node):
+    with open(os.path.join(ROOT, "build", "lab", "vars.yml")) as handle:
+        lab_vars = yaml.safe_load(handle)
+    rack = node.split("r")[1].split("n")[0]
+    url = "https://127.0.20.%s:8443/redfish/v1/Systems/%s" % (rack, node)
+    answer = requests.get(url, auth=(lab_vars["vault_gpufleet_bmc_username"], lab_vars["vault_gpufleet_bmc_password"]),
+                          verify=lab_vars["gpufleet_bmc_ca_path"], timeout=30)
+    return answer.json()["PowerState"]
+
+
+def test_idle_nodes_are_parked_powered_off_and_gone(lab):
+    demo.wait_for("a parked node", lambda: demo._parked(), 900, poll=5)
+    demo.wait_for("parked containers gone", lambda: not (demo._containers() & demo._parked()), 300)
+    parked = sorted(demo._parked())
+    assert all(_power(n) == "Off" for n in parked), parked
+    report = os.path.join(ROOT, "build", "lab", "controller-report.json")
+    with open(report, "w") as handle:
+        json.dump({k: lab.get(k) for k in ("two", "four")}, handle, indent=2)

@@ -1,0 +1,43 @@
+import time
+
+from gpufleet.capacity.model import Action
+from gpufleet.controller.actuator import Actuator, playbook_for
+from tests.unit.gpufleet.controller.conftest import Runs
+
+
+def act(kind, *nodes, **kw):
+    return Action(kind=kind, pool="lab", nodes=nodes or ("n1",), reason="why", **kw)
+
+
+def test_each_kind_runs_its_playbook_on_exactly_its_nodes():
+    assert playbook_for(act("bringup", "n1", "n2"))[0] == "bringup"
+    assert playbook_for(act("bringup", "n1", "n2"))[1]["gpufleet_targets"] == "n1,n2"
+    assert playbook_for(act("wake"))[0] == "wake"
+    assert playbook_for(act("park"))[1]["gpufleet_park_power_off"] is True
+    assert playbook_for(act("hold"))[0] == "hold"
+    pb, extra = playbook_for(act("admit", "n1", "n2", job_id="9", gang_id="job-9"))
+    assert pb == "admit" and extra["gpufleet_admit_nodes"] == ["n1", "n2"] and extra["gpufleet_gang_id"] == "job-9"
+    assert playbook_for(act("break_fix")) == (None, {})
+
+
+def test_records_run_no_playbook_and_a_warm_bringup_parks_after():
+    assert playbook_for(act("substitute", "n4", gang_id="g", replaces="n2")) == (None, {})
+    assert playbook_for(act("reserve", "n1", "n2", gang_id="g")) == (None, {})
+    assert playbook_for(act("bringup", target_tier="warm"))[0] == ("bringup", "park")
+
+
+def test_concurrency_is_bounded_and_one_decision_runs_once():
+    runs = Runs()
+    runs.gate.clear()
+    actuator = Actuator("inv", concurrency=2, run=runs)
+    for i in range(4):
+        assert actuator.submit(i, act("bringup", "n%d" % i), "bringup", {})
+    assert not actuator.submit(0, act("bringup", "n0"), "bringup", {})
+    deadline = time.monotonic() + 10
+    while len(runs.calls) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(runs.calls) == 2                 # two at once, the others queued behind them
+    runs.gate.set()
+    done = actuator.collect(wait=True)
+    assert sorted(d[0] for d in done) == [0, 1, 2, 3] and {d[2] for d in done} == {"ok"}
+    actuator.shutdown()

@@ -1,0 +1,42 @@
+from gpufleet.capacity.model import Action, NodeView
+from gpufleet.controller import records
+from gpufleet.controller.launch import expected_state
+from gpufleet.controller.loop import World
+from tests.unit.gpufleet.controller.conftest import Runs, bringup
+
+
+def test_bringups_of_one_pass_run_together_with_good_nodes_as_fabric_peers(ledger, make_reconciler):
+    rec, runs, _p = make_reconciler([bringup("n1"), bringup("n2")])
+    views = (NodeView("n1", "lab", "cold", ""), NodeView("n2", "lab", "cold", ""),
+             NodeView("n3", "lab", "hot", "hot"), NodeView("n4", "lab", "busy", "joined", jobs=("5",)))
+    rec.read_world = lambda now=None: World((), (), (), views)
+    rec.once()
+    rec.drain()
+    (playbook, extra, run_id), = runs.calls
+    assert playbook == "bringup" and extra["gpufleet_targets"] == "n1,n2"
+    assert extra["gpufleet_fabric_peers"] == ["n3"]        # hot or idle, never a node running a job
+    assert [d["outcome"] for d in records.decisions(ledger)] == ["ok", "ok"]
+
+
+def test_each_decision_of_a_batch_gets_its_own_nodes_outcome(ledger, make_reconciler):
+    class OneFails(Runs):
+        def _effects(self, playbook, extravars):
+            super()._effects(playbook, dict(extravars, gpufleet_targets="n1"))
+            led = records.open_ledger(self.ledger_path)
+            for target in ("enrolled", "inspected", "imaging", "failed"):
+                led.transition("n2", target, "fake-run", "gpu phase: GPU 3 FAULTY")
+            led.close()
+    rec, runs, _p = make_reconciler([bringup("n1"), bringup("n2")], runs=OneFails())
+    rec.once()
+    rec.drain()
+    outcomes = {d["nodes"][0]: d["outcome"] for d in records.decisions(ledger)}
+    assert outcomes["n1"] == "ok"
+    assert outcomes["n2"].startswith("failed: n2 is failed (gpu phase: GPU 3 FAULTY")
+
+
+def test_expected_states():
+    act = lambda kind, **kw: Action(kind=kind, pool="p", nodes=("n",), reason="r", **kw)   # noqa: E731
+    assert expected_state(act("bringup")) == "hot"
+    assert expected_state(act("bringup", target_tier="warm")) == "parked"
+    assert expected_state(act("wake", target_tier="joined")) == "joined"
+    assert expected_state(act("admit")) == "joined" and expected_state(act("break_fix")) is None

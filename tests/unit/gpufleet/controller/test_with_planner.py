@@ -1,0 +1,85 @@
+"""The controller's adapters against the real planner (no fakes between them)."""
+import os
+
+from gpufleet.capacity.model import Job
+from gpufleet.controller import records
+from gpufleet.controller.actuator import Actuator
+from gpufleet.controller.inventory import Host
+from gpufleet.controller.loop import Reconciler
+from gpufleet.controller.planning import Planning, member_of
+from tests.unit.gpufleet.controller.conftest import FakeSource, Runs
+
+POLICY = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "lab", "config", "capacity.yml")
+HOSTS = {n: Host(name=n, groups=("gpufleet", "sku_lab"), sku="lab") for n in ("lab-r1n1", "lab-r1n2", "lab-r1n3",
+                                                                            "lab-r1n4")}
+
+
+def reconciler(ledger, jobs=(), runs=None):
+    runs = runs or Runs(ledger_path=ledger.path)
+    rec = Reconciler(FakeSource(jobs), ledger, Planning(POLICY), Actuator("inv", run=runs), HOSTS, "ctl",
+                     clock=lambda: 1000.0)
+    return rec, runs
+
+
+def test_membership_rules():
+    from gpufleet.capacity.policy import Members
+    host = Host(name="gpu-r1n1", groups=("rack_r1",), features=("fabric=ib",))
+    assert member_of(Members(groups=("rack_r1",)), host)
+    assert member_of(Members(patterns=("gpu-r1n*",)), host)
+    assert member_of(Members(labels={"fabric": "ib"}), host)
+    assert not member_of(Members(labels={"fabric": "roce"}), host)
+
+
+def test_an_empty_lab_fills_its_hot_floor_with_bringups(ledger):
+    rec, runs = reconciler(ledger)
+    result = rec.once()
+    rec.drain()
+    kinds = [(a.kind, a.nodes) for _i, a in result.started]
+    assert sum(len(n) for k, n in kinds if k == "bringup") == 2, kinds
+    assert all(call[0] == "bringup" and call[1]["gpufleet_bringup_hold"] for call in runs.calls)
+    assert {d["outcome"] for d in records.decisions(ledger)} == {"ok"}
+
+
+def test_a_pending_gang_is_reserved_and_its_book_survives_into_the_next_pass(ledger):
+    job = Job("9", 4, partition="batch", reason="Resources", submit_time=900.0)
+    rec, runs = reconciler(ledger, jobs=[job], runs=Runs())
+    runs.gate.clear()
+    first = rec.once()
+    kinds = [a.kind for _i, a in first.started]
+    assert "reserve" in kinds, kinds
+    reserve = next(a for _i, a in first.started if a.kind == "reserve")
+    assert reserve.job_id == "9" and len(reserve.nodes) == 4
+    gangs = rec.gangs(1000.0)
+    assert [(g.job_id, len(g.members)) for g in gangs] == [("9", 4)]
+    second = rec.once()
+    assert "reserve" not in [a.kind for _i, a in second.started]    # formed once, not again
+    runs.gate.set()
+    rec.drain()
+
+
+def test_a_gang_whose_admission_is_running_is_not_formed_again(ledger):
+    for node in ("lab-r1n1", "lab-r1n2"):
+        for target in ("enrolled", "inspected", "imaging", "configuring", "validating", "ready", "hot"):
+            ledger.transition(node, target, "test", "setup")
+    job = Job("9", 2, partition="batch", reason="Resources", submit_time=900.0)
+    rec, runs = reconciler(ledger, jobs=[job], runs=Runs())
+    rec.read_world = _with_hot_gate(rec.read_world)
+    runs.gate.clear()                                   # the admission keeps running
+    first = [a.kind for _i, a in rec.once().started]
+    assert first[:2] == ["reserve", "admit"], first   # (then bring-ups refilling the hot floor)
+    second = [a.kind for _i, a in rec.once().started]
+    assert "reserve" not in second, second              # the job's gang is still in progress
+    assert [g.job_id for g in rec.gangs(1000.0)] == ["9"]
+    runs.gate.set()
+    rec.drain()
+
+
+def _with_hot_gate(read):
+    """The fake Slurm lists no node; give the hot nodes a fresh gate and Slurm's held state."""
+    from dataclasses import replace
+
+    def read_world(now=None):
+        world = read(now)
+        world.nodes = tuple(replace(v, tier="hot") if v.state == "hot" else v for v in world.nodes)
+        return world
+    return read_world
