@@ -10,7 +10,10 @@ import subprocess
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SHARED_FIXTURES = os.path.normpath(os.path.join(ROOT, "..", "shared", "fixtures"))
+# ../shared/fixtures beside the checkout; GPUFLEET_SHARED_FIXTURES points elsewhere (a git worktree
+# lives one level deeper than the checkout the fixtures sit beside).
+SHARED_FIXTURES = os.environ.get("GPUFLEET_SHARED_FIXTURES") or os.path.normpath(
+    os.path.join(ROOT, "..", "shared", "fixtures"))
 VENV_BIN = os.path.join(ROOT, ".venv", "bin")
 IN_CI = os.environ.get("GPUFLEET_CI") == "1"
 

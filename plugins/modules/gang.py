@@ -12,12 +12,16 @@ module: gang
 short_description: Plan, admit or roll back an all-or-nothing gang of nodes
 version_added: 0.1.0
 description:
-  - A gang is N nodes of one SKU wanted by a deadline. C(planned) reserves validated nodes
-    from the warm pool first and provisionable nodes (enrolled, inspected, recycling) for
-    the rest, or fails naming what is short.
-  - C(admitting) checks under the ledger's write lock that every member is C(ready) and the
+  - A gang is N nodes of one SKU wanted by a deadline. C(planned) reserves the fastest free
+    nodes first (C(hot), then C(ready), then C(parked) to wake) and provisionable nodes
+    (enrolled, inspected, recycling) for the rest, or fails naming what is short.
+  - C(admitting) checks under the ledger's write lock that every member is C(ready) or C(hot) and the
     deadline holds, and locks the gang for admission; run the scheduler join after it.
   - C(admitted) records every member C(joined) in one transaction.
+  - C(substituted) replaces member O(node) (failed the gate or missed its own deadline) with a
+    spare of the same SKU in one transaction while the gang is planned and its deadline holds,
+    taking O(spare) or else the fastest free node (hot, ready, parked, then provisionable). The replaced
+    member keeps its record (status C(failed) or C(replaced), replaced by, reason).
   - C(rolled_back) admits nothing. Members named in O(node_reasons) or cut off in flight go to
     C(failed) with the reason; C(ready) members return to the warm pool; unstarted ones are released.
   - Every state is idempotent; repeating it returns the recorded outcome with C(changed=false).
@@ -41,7 +45,7 @@ options:
     description: The gang step to reach.
     type: str
     required: true
-    choices: [admitted, admitting, planned, rolled_back]
+    choices: [admitted, admitting, planned, rolled_back, substituted]
   sku:
     description: SKU every member must have. Required with O(state=planned).
     type: str
@@ -57,7 +61,14 @@ options:
     type: list
     elements: str
   reason:
-    description: Why the gang is rolled back. Required with O(state=rolled_back).
+    description: Why the gang is rolled back, or why O(node) is replaced. Required with
+      O(state=rolled_back) and O(state=substituted).
+    type: str
+  node:
+    description: The member to replace. Required with O(state=substituted).
+    type: str
+  spare:
+    description: The node to put in its place. The fastest free node of the SKU when omitted.
     type: str
   node_reasons:
     description: Map of failed member to why it failed, recorded as its C(failed) reason.
@@ -94,6 +105,14 @@ EXAMPLES = r"""
     ledger: "{{ gpufleet_ledger }}"
     gang_id: train-42
     state: admitting
+
+- name: Replace a member that failed the gate with a spare (while the deadline holds)
+  gpufleet.baremetal.gang:
+    ledger: "{{ gpufleet_ledger }}"
+    gang_id: train-42
+    state: substituted
+    node: lab-r1-n3
+    reason: "gate phase nvlink: bandwidth 310 GB/s < 400 GB/s"
 
 - name: Roll back when a member failed
   gpufleet.baremetal.gang:
@@ -140,9 +159,17 @@ gang:
       type: list
       elements: dict
     pool:
-      description: Members taken ready from the warm pool.
+      description: Members taken hot or ready from the warm pool.
       type: list
       elements: str
+    wake:
+      description: Members taken parked (powered off) that must be woken.
+      type: list
+      elements: str
+    substitutions:
+      description: Members swapped out (node, source, status failed or replaced, replaced_by, reason, at).
+      type: list
+      elements: dict
     provision:
       description: Members that must be provisioned.
       type: list
@@ -169,6 +196,9 @@ def _run(module, book):
         return gang.admitting(book, p["gang_id"])
     if p["state"] == "admitted":
         return gang.admitted(book, p["gang_id"], operator(module), p["run_id"])
+    if p["state"] == "substituted":
+        return gang.substitute(book, p["gang_id"], p["node"], p["reason"], operator(module),
+                               spare=p["spare"], candidates=p["candidates"], run_id=p["run_id"])
     return gang.rollback(book, p["gang_id"], p["reason"], operator(module), p["node_reasons"], p["run_id"])
 
 
@@ -184,17 +214,21 @@ def main():
     module = AnsibleModule(
         argument_spec=ledger_argspec(
             gang_id=dict(type="str", required=True),
-            state=dict(type="str", required=True, choices=["admitted", "admitting", "planned", "rolled_back"]),
+            state=dict(type="str", required=True,
+                       choices=["admitted", "admitting", "planned", "rolled_back", "substituted"]),
             sku=dict(type="str"),
             size=dict(type="int"),
             deadline_seconds=dict(type="int", default=3600),
             candidates=dict(type="list", elements="str"),
             reason=dict(type="str"),
             node_reasons=dict(type="dict", default={}),
+            node=dict(type="str"),
+            spare=dict(type="str"),
             who=dict(type="str"),
             run_id=dict(type="str"),
         ),
-        required_if=[("state", "planned", ("sku", "size")), ("state", "rolled_back", ("reason",))],
+        required_if=[("state", "planned", ("sku", "size")), ("state", "rolled_back", ("reason",)),
+                     ("state", "substituted", ("node", "reason"))],
         supports_check_mode=True)
     try:
         book = open_ledger(module)

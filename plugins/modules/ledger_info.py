@@ -13,7 +13,9 @@ short_description: Read node states, transition history and gangs from the lifec
 version_added: 0.1.0
 description:
   - Returns the current lifecycle record of every node (or a selection), optionally the
-    full transition history, and a gang with its members' states.
+    full transition history, a gang with its members' states, the ledger's consistency
+    problems, the capacity controller's latest decisions, a pool's demand history and who
+    holds a lease.
   - Read-only; never creates or changes a record.
 author:
   - gpufleet.baremetal developers (@gpufleet)
@@ -36,8 +38,24 @@ options:
   gang_id:
     description: Also return this gang (status, deadline, members and their states).
     type: str
+  check:
+    description:
+      - Also check the ledger's consistency (each node's transitions numbered 1..N with no
+        gap, current state equal to the last transition, gang members that exist).
+    type: bool
+    default: false
+  decisions:
+    description: Also return the newest this many decisions of the capacity controller (0 for none).
+    type: int
+    default: 0
+  demand_pool:
+    description: Also return the per-minute demand history of this pool.
+    type: str
+  lease:
+    description: Also return who holds this lease (for example C(capacity)) and until when.
+    type: str
 notes:
-  - A missing ledger file is an error (nothing was ever recorded there).
+  - A missing SQLite ledger file is an error (nothing was ever recorded there); nothing is created.
 seealso:
   - module: gpufleet.baremetal.node_state
 """
@@ -48,6 +66,16 @@ EXAMPLES = r"""
     ledger: /var/lib/gpufleet/ledger.sqlite
     history: true
   register: gpufleet_ledger
+
+- name: Check the ledger and show the controller's last 20 decisions and the lease holder
+  gpufleet.baremetal.ledger_info:
+    ledger: postgresql://gpufleet@db.example.com/gpufleet
+    check: true
+    decisions: 20
+    lease: capacity
+  environment:
+    GPUFLEET_LEDGER_PASSWORD: "{{ vault_gpufleet_ledger_password }}"
+  register: gpufleet_audit
 
 - name: Show nodes that failed
   ansible.builtin.debug:
@@ -77,19 +105,38 @@ history:
   type: list
   elements: dict
 gang:
-  description: The gang with status, deadline, expired, members (node, source, state, reason), pool and provision lists.
+  description: The gang with status, deadline, expired, members (node, source, state, reason),
+    pool, wake and provision lists, and substitutions.
   returned: when O(gang_id) is set
   type: dict
+problems:
+  description: Consistency problems, each with C(object) and C(problem); empty when sound.
+  returned: when O(check=true)
+  type: list
+  elements: dict
+decisions:
+  description:
+    - Newest decisions, oldest first (id, at, controller, pool, action, nodes, job, reason,
+      demand, supply, outcome, outcome_at; times in epoch seconds).
+  returned: when O(decisions) > 0
+  type: list
+  elements: dict
+demand:
+  description: Demand rows of O(demand_pool) (pool, minute, gpus_running, gpus_pending, gpus_pending_capacity, recorded_at).
+  returned: when O(demand_pool) is set
+  type: list
+  elements: dict
+lease:
+  description: The lease's name, holder and expires_at (epoch seconds); holder null when free or expired.
+  returned: when O(lease) is set
+  type: dict
 """
-
-import os
 
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.errors import GpufleetError
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import gang
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.argspec import ledger_argspec
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger import Ledger
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import info
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.argspec import ledger_argspec, open_ledger
 
 
 def main():
@@ -99,23 +146,17 @@ def main():
             sku=dict(type="str"),
             history=dict(type="bool", default=False),
             gang_id=dict(type="str"),
+            check=dict(type="bool", default=False),
+            decisions=dict(type="int", default=0),
+            demand_pool=dict(type="str"),
+            lease=dict(type="str"),
         ),
         supports_check_mode=True)
     params = module.params
-    if not os.path.isfile(params["ledger"]):
-        module.fail_json(msg="No lifecycle ledger at %s. Run playbooks/enroll.yml first or pass "
-                             "the right ledger path." % params["ledger"])
     try:
-        book = Ledger(params["ledger"], dry_run=True)
-        wanted = set(params["nodes"]) if params["nodes"] is not None else None
-        records = [r for r in book.nodes(sku=params["sku"]) if wanted is None or r["node"] in wanted]
-        result = {"changed": False, "nodes": records,
-                  "states": dict((r["node"], r["state"]) for r in records)}
-        if params["history"]:
-            names = set(r["node"] for r in records)
-            result["history"] = [h for h in book.history() if h["node"] in names]
-        if params["gang_id"]:
-            result["gang"] = gang.status(book, params["gang_id"])
+        book = open_ledger(module, read_only=True)
+        result = info.read(book, **dict((k, params[k]) for k in (
+            "nodes", "sku", "history", "gang_id", "check", "decisions", "demand_pool", "lease")))
     except GpufleetError as exc:
         module.fail_json(**exc.to_fail_kwargs())
     module.exit_json(**result)

@@ -13,8 +13,8 @@ short_description: Move nodes through the lifecycle state machine and record it 
 version_added: 0.1.0
 description:
   - Records a lifecycle transition (for example C(imaging -> configuring)) for one or many
-    nodes in the controller's crash-safe SQLite ledger, with who, when, why, image version
-    and gate report id.
+    nodes in the controller's crash-safe ledger (an SQLite file or a PostgreSQL database),
+    with who, when, why, image version and gate report id.
   - Refuses a transition that is not an edge of the state machine, naming the states the
     node may move to. With several nodes, one illegal transition refuses the whole batch.
   - Asking for the state a node is already in changes nothing, so a re-run after a crash
@@ -29,13 +29,9 @@ attributes:
   diff_mode:
     support: full
     description: Shows each node's state before and after.
+extends_documentation_fragment:
+  - gpufleet.baremetal.lifecycle
 options:
-  ledger:
-    description:
-      - Path of the SQLite ledger on the controller. Created with its schema when missing.
-      - Falls back to the E(GPUFLEET_LEDGER) environment variable.
-    type: path
-    required: true
   node:
     description: Name of one node (the inventory hostname). Mutually exclusive with O(nodes).
     type: str
@@ -47,8 +43,8 @@ options:
     description: The lifecycle state to move to.
     type: str
     required: true
-    choices: [break_fix, configuring, decommissioned, draining, enrolled, failed, imaging,
-              inspected, joined, ready, recycling, validating]
+    choices: [break_fix, configuring, decommissioned, draining, enrolled, failed, hot, imaging,
+              inspected, joined, parked, ready, recycling, validating, waking]
   reason:
     description: Why the node moves (recorded with the transition; required for the audit trail).
     type: str
@@ -76,9 +72,10 @@ options:
     type: bool
     default: false
 notes:
-  - The ledger uses WAL mode and C(BEGIN IMMEDIATE) transactions, so parallel forks
-    delegating to the controller serialise safely.
-  - In check mode a missing ledger file is still created with an empty schema.
+  - Writers serialise on the ledger's write lock (SQLite C(BEGIN IMMEDIATE) in WAL mode;
+    PostgreSQL a transaction-level advisory lock), so parallel forks, AWX job slices and
+    several controllers record safely into one ledger.
+  - Check mode writes nothing at all; a missing ledger file or directory is not created.
 seealso:
   - module: gpufleet.baremetal.ledger_info
   - module: gpufleet.baremetal.gang

@@ -88,7 +88,7 @@ plans:
       description: Ceiling of ready nodes.
       type: int
     ready:
-      description: Free ready nodes.
+      description: Free validated nodes (ready or hot).
       type: list
       elements: str
     in_flight:
@@ -110,14 +110,11 @@ plans:
       type: int
 """
 
-import os
-
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.errors import GpufleetError
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import warm_pool
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.argspec import ledger_argspec
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger import Ledger
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.argspec import ledger_argspec, open_ledger
 
 
 def main():
@@ -133,12 +130,9 @@ def main():
         ),
         supports_check_mode=True)
     params = module.params
-    if not os.path.isfile(params["ledger"]):
-        module.fail_json(msg="No lifecycle ledger at %s. Run playbooks/enroll.yml first or pass "
-                             "the right ledger path." % params["ledger"])
     policy = [dict((k, v) for k, v in entry.items() if v is not None) for entry in params["policy"]]
     try:
-        records = Ledger(params["ledger"], dry_run=True).nodes()
+        records = open_ledger(module, read_only=True).nodes()
         for record in records:
             record["tier"] = params["node_tiers"].get(record["node"], "default")
         plans = warm_pool.plan_refill(policy, records)

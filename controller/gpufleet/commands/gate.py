@@ -51,7 +51,7 @@ def _expected(pairs):
 def run_evaluate(args):
     from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate import report
     from gpufleet.gate.replay import evaluate
-    from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.thresholds import load_profile
+    from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.profile import load_profile
 
     profile = load_profile(_profile_path(args.profile))
     phases = [p.strip() for p in args.phases.split(",") if p.strip()] if args.phases else None

@@ -147,9 +147,10 @@ def cmd_run(args):
 
     rc, run_id, variables = run(args)
     ledger = variables.get("gpufleet_ledger")
-    if ledger and os.path.isfile(ledger):
-        gate_dir = os.path.join(variables.get("gpufleet_report_dir") or os.path.join(os.path.dirname(ledger), "reports"),
-                                "gate")
+    report_dir = variables.get("gpufleet_report_dir")
+    # A PostgreSQL ledger (a URL) has no folder beside it: the report needs gpufleet_report_dir.
+    if ledger and (os.path.isfile(ledger) or ("://" in ledger and report_dir)):
+        gate_dir = os.path.join(report_dir or os.path.join(os.path.dirname(ledger), "reports"), "gate")
         out_dir = args.report_dir or os.path.join(os.path.dirname(gate_dir), run_id)
         paths = report.build(ledger, out_dir, gate_dir, run_id=run_id, gang_id=variables.get("gpufleet_gang_id"))
         print("report: %s\nmarkdown: %s" % (paths["html"], paths["markdown"]))

@@ -25,7 +25,9 @@ def _merge(first, second):
 def _gate_reports(gate_dir):
     """Saved gate reports by node; a node's ``<node>.*.json`` files are merged in name order."""
     reports = {}
-    for path in sorted(glob.glob(os.path.join(gate_dir or "", "*.json"))):
+    if not gate_dir:  # no folder given (a PostgreSQL ledger has none beside it): not the cwd
+        return reports
+    for path in sorted(glob.glob(os.path.join(gate_dir, "*.json"))):
         try:
             with open(path) as handle:
                 report = json.load(handle)

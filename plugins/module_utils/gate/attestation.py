@@ -15,7 +15,8 @@ __metaclass__ = type
 import json
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.errors import ParseError
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.results import FAIL, PASS, CheckResult
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers._common import numbered_lines
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.judging import judge_local
 
 __all__ = ["IMAGE_RELEASE_PATH", "REQUIRED_KEYS", "parse_image_release", "judge_image_release",
            "extract_image_release", "firmware_versions", "extract_firmware"]
@@ -39,7 +40,7 @@ def parse_image_release(text):
     if not (text or "").strip():
         raise ParseError(_TOOL, "KEY=\"value\" lines", why="the file is empty")
     values = {}
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in numbered_lines(text):
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue
@@ -57,16 +58,17 @@ def judge_image_release(found, expected):
     """Compare the node's release values with the expected ones from the signed manifest."""
     expected = dict((str(k), str(v)) for k, v in (expected or {}).items())
     shown = tuple(sorted((k, found.get(k)) for k in expected))
+    pinned = tuple(sorted(expected.items()))
     if "VERSION" not in expected:
-        return CheckResult("image_release", "attestation", None, tuple(sorted(expected.items())), "version", FAIL,
+        return judge_local("image_release", None, pinned, False,
                            "image_release: no expected VERSION was given, so the image cannot be attested; pass "
                            "expected_release with the values of the verified signed manifest")
     wrong = ["%s is %s, expected %s" % (k, found.get(k, "missing"), v) for k, v in sorted(expected.items())
              if found.get(k) != v]
     if wrong:
-        return CheckResult("image_release", "attestation", shown, tuple(sorted(expected.items())), "version",
-                           FAIL, "image_release: %s; reimage the node from the signed artifact" % "; ".join(wrong))
-    return CheckResult("image_release", "attestation", shown, tuple(sorted(expected.items())), "version", PASS,
+        return judge_local("image_release", shown, pinned, False,
+                           "image_release: %s; reimage the node from the signed artifact" % "; ".join(wrong))
+    return judge_local("image_release", shown, pinned, True,
                        "image_release: %s matches the signed manifest (%d keys)" % (found["VERSION"], len(expected)))
 
 

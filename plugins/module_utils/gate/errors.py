@@ -13,7 +13,7 @@ __metaclass__ = type
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.errors import GpufleetError
 
-__all__ = ["GateError", "ParseError", "ProfileError"]
+__all__ = ["GateError", "ParseError", "ProfileError", "NotReported"]
 
 _EXCERPT_LEN = 120
 
@@ -51,6 +51,21 @@ class ParseError(GateError):
         msg += " Check that the tool ran to completion and that its version is supported; the check fails closed."
         super(ParseError, self).__init__(
             msg, tool=tool, expected=expected, line_no=line_no, excerpt=self.excerpt)
+
+
+class NotReported(GateError):
+    """The tool ran and its output parsed, but it reported a value as N/A for some items.
+
+    Not a parse failure: nvidia-smi prints ``[N/A]`` for counters a GPU does not expose
+    (with MIG enabled, or on models without the feature). The check still fails closed.
+    """
+
+    def __init__(self, tool, what, items, hint):
+        self.tool = tool
+        self.items = tuple(items)
+        msg = "%s not reported by %s for %s (it printed N/A or Not Supported). %s" % (
+            what, tool, ", ".join(self.items) or "any item", hint.rstrip(".") + ".")
+        super(NotReported, self).__init__(msg, tool=tool, what=what, items=list(self.items))
 
 
 class ProfileError(GateError):

@@ -20,13 +20,13 @@ import time
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate import report as gate_report
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.attestation import (
     IMAGE_RELEASE_PATH, parse_image_release)
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.checks import describe
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.catalog import PHASES
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.errors import GateError, ParseError
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.phases import (
     GateContext, local_checks, plan, run_gate)
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.probes import describe
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.profile import load_profile, profile_from_dict
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.runner import Runner
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.thresholds import (
-    PHASES, load_profile, profile_from_dict)
 
 __all__ = ["argument_spec", "execute", "load_gate_profile", "new_report_id", "DEFAULT_REPORT_DIR"]
 

@@ -4,7 +4,7 @@
 
 Each function takes ``texts`` ({item suffix: stdout}; ``""`` for single runs) and the
 gate context, and returns {check: (measured, details)} with ``measured`` in the
-catalog's canonical unit, ready for ``thresholds.judge``. A failure that is a fact
+catalog's canonical unit, ready for ``judging.judge``. A failure that is a fact
 rather than a number (nccl-tests data corruption) comes back as a failed CheckResult.
 Parsers raise ``ParseError``; phases turn it into a failed check (fail closed).
 """
@@ -13,8 +13,10 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import dataclasses
+import re
 
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.errors import ParseError
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.errors import GateError, ParseError
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.judging import judge
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.dcgmi import parse_dcgmi
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.fio import parse_fio
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.gpu_burn import parse_gpu_burn
@@ -22,15 +24,17 @@ from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.ip
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.kernel_log import parse_kernel_log
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.nccl import parse_nccl
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.nvbandwidth import parse_nvbandwidth
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.nvidia_smi import parse_nvidia_smi_csv
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.nvidia_smi import (
+    parse_nvidia_smi_csv, parse_nvidia_smi_q)
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.nvidia_smi_xml import parse_nvidia_smi_xml
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.nvlink import parse_nvlink_status
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.perftest import parse_perftest
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.results import FAIL, CheckResult, failed_closed
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.soak import metric_value, parse_iterations
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.thresholds import UNITS, judge, parse_size
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.units import UNITS, parse_size
 
 __all__ = ["dcgm_diag", "fio", "gpu_burn", "ib_write_bw", "iperf3", "kernel_log", "nvidia_smi_query",
-           "nvlink_status", "nccl", "nvbandwidth", "repeated", "NVB_TESTCASES"]
+           "nvlink_status", "nccl", "nvbandwidth", "repeated", "parse_nvidia_smi_any", "NVB_TESTCASES"]
 
 NVB_TESTCASES = {
     "nvbandwidth_d2d": "device_to_device_memcpy_read_ce",
@@ -41,12 +45,6 @@ NVB_TESTCASES = {
 
 def _single(texts):
     return texts.get("", "")
-
-
-def _param(ctx, check, key, default):
-    threshold = ctx.threshold(check)
-    value = threshold.param(key) if threshold is not None else None
-    return default if value is None else value
 
 
 def _flagged(gpus, attribute):
@@ -80,12 +78,27 @@ def _nvsmi_check(check, gpus, ctx, details):
     return result
 
 
-def nvidia_smi_query(texts, ctx):
-    """One ``nvidia-smi --query-gpu`` run feeds GPU count, model and the memory-error counters.
+def parse_nvidia_smi_any(text):
+    """nvidia-smi output in whichever form was saved: ``-q -x`` XML, ``-q`` text or ``--query-gpu`` CSV.
 
-    A counter the GPU does not report fails only its own check, never its neighbours.
+    The gate runs the CSV query; offline re-judging (``gpufleet gate evaluate``) also reads
+    the XML and text reports sites capture for their records.
     """
-    gpus = parse_nvidia_smi_csv(_single(texts))
+    head = text.lstrip()[:4096] if isinstance(text, str) else ""
+    if head.startswith("<?xml") or "<nvidia_smi_log" in head:
+        return parse_nvidia_smi_xml(text)
+    if "NVSMI LOG" in head or re.search(r"(?m)^\s*Attached GPUs\s*:", head):
+        return parse_nvidia_smi_q(text)
+    return parse_nvidia_smi_csv(text)
+
+
+def nvidia_smi_query(texts, ctx):
+    """One nvidia-smi report feeds GPU count, model and the memory-error counters.
+
+    A counter the GPU does not report (N/A, e.g. under MIG) fails only its own check, with
+    the reason "not reported", never its neighbours.
+    """
+    gpus = parse_nvidia_smi_any(_single(texts))
     details = (("driver_version", gpus.driver_version),)
     out = {}
     for check in list(_NVSMI_VALUES) + list(_NVSMI_FLAGS):
@@ -93,9 +106,9 @@ def nvidia_smi_query(texts, ctx):
             continue
         try:
             out[check] = _nvsmi_check(check, gpus, ctx, details)
-        except ParseError as exc:
+        except GateError as exc:
             threshold = ctx.threshold(check)
-            out[check] = failed_closed(check, "gpu", "%s: %s" % (check, exc.msg), threshold=threshold.limit,
+            out[check] = failed_closed(check, threshold.phase, "%s: %s" % (check, exc.msg), threshold=threshold.limit,
                                        unit=threshold.unit)
     return out
 
@@ -108,11 +121,13 @@ def nvlink_status(texts, ctx):
 
 
 def dcgm_diag(texts, ctx):
+    """Every (test, GPU, status) result, so the verdict can name the GPU and the test."""
     diag = parse_dcgmi(_single(texts))
     failures = tuple(("%s %s" % (r.test, r.entity or "node")).strip() for r in diag.failures())
-    warnings = tuple(w for r in diag.failures() for w in r.warnings)
+    warnings = tuple("%s %s: %s" % (r.test, r.entity or "node", w) for r in diag.results for w in r.warnings
+                     if r.status in ("fail", "warn"))
     details = (("dcgm_version", diag.dcgm_version), ("failures", failures), ("warnings", warnings))
-    return {"dcgm_diag": (diag.statuses(), details)}
+    return {"dcgm_diag": (tuple((r.test, r.entity, r.status) for r in diag.results), details)}
 
 
 def gpu_burn(texts, ctx):
@@ -152,21 +167,47 @@ def fio(check):
     return extract
 
 
+def _nccl_row(result, ctx, check):
+    """The largest measured size at or above the profile's smallest size that counts.
+
+    ``min_message_size`` (default: ``message_size``, the live sweep's end) lets captures
+    from other sites, whose sweeps ended elsewhere, be judged by the same profile.
+    """
+    largest = int(ctx.param(check, "message_size", parse_size("8G")))
+    smallest = int(ctx.param(check, "min_message_size", largest))
+    counted = [row for row in result.rows if row.size >= smallest]
+    if not counted:
+        raise ParseError("nccl-tests", "a result row at or above %d bytes (min_message_size)" % smallest,
+                         why="the sweep ends at %d bytes; lower min_message_size in the profile to judge "
+                             "this capture, or sweep further (-e)" % result.rows[-1].size)
+    return max(counted, key=lambda row: row.size)
+
+
+def _nccl_failure(check, ctx, row, result, details):
+    """A failure that is a fact, not a number: corrupted data, or ranks that never talked."""
+    wrong = result.wrong_total()
+    if wrong or not result.out_of_bounds_ok:
+        why = ("nccl-tests reported corrupted results (#wrong total %d, out of bounds %d): a GPU or link "
+               "computes wrong data" % (wrong, result.out_of_bounds))
+    elif row.oop_busbw == 0 and row.oop_algbw > 0:
+        why = ("busbw is 0 at %d bytes although algbw is %s GB/s: each process ran alone as a single rank, "
+               "which is what nccl-tests built without MPI prints under mpirun; rebuild nccl-tests with "
+               "MPI=1" % (row.size, row.oop_algbw))
+    else:
+        return None
+    threshold = ctx.threshold(check)
+    return CheckResult(check, threshold.phase, row.oop_busbw, threshold.limit, threshold.unit, FAIL,
+                       "%s: %s" % (check, why), details)
+
+
 def nccl(check):
     def extract(texts, ctx):
         result = parse_nccl(_single(texts))
-        size = int(_param(ctx, check, "message_size", parse_size("8G")))
-        busbw = result.busbw_at(size)
-        details = (("message_size", size), ("nranks", result.nranks), ("format", result.table_format),
+        row = _nccl_row(result, ctx, check)
+        details = (("message_size", row.size), ("nranks", result.nranks), ("format", result.table_format),
                    ("footer_avg_busbw", result.avg_busbw))
-        wrong = result.wrong_total()
-        if wrong or not result.out_of_bounds_ok:
-            threshold = ctx.threshold(check)
-            return {check: CheckResult(check, threshold.phase, busbw, threshold.limit, threshold.unit, FAIL,
-                                       "%s: nccl-tests reported corrupted results (#wrong total %d, out of bounds "
-                                       "%d): a GPU or link computes wrong data" % (
-                                           check, wrong, result.out_of_bounds), details)}
-        return {check: (busbw, details)}
+        failure = _nccl_failure(check, ctx, row, result, details)
+        return {check: failure or (row.oop_busbw, details)}
     return extract
 
 

@@ -15,13 +15,13 @@ __metaclass__ = type
 
 import time
 
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.checks import (
-    LOCAL_CHECKS, PROBES, RC_IS_NOT_A_VERDICT, collect)
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.catalog import LOCAL_CHECKS, PHASES, check_spec
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.errors import GateError
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.runner import MISSING, START_FAILED
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.results import (
     FAIL, PASS, SKIP, CheckResult, failed_closed)
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.thresholds import PHASES, judge
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.judging import judge
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.probes import PROBES, collect
 
 __all__ = ["PHASES", "GateContext", "plan", "local_checks", "run_gate", "judge_probe"]
 
@@ -46,6 +46,12 @@ class GateContext:
 
     def threshold(self, check):
         return self.profile.threshold(check) if self.profile.has(check) else None
+
+    def param(self, check, key, default=None):
+        """A check parameter from the profile, ``default`` when the profile has no such check or key."""
+        threshold = self.threshold(check)
+        value = threshold.param(key) if threshold is not None else None
+        return default if value is None else value
 
 
 def _wanted(probe, profile, waived, local):
@@ -102,6 +108,11 @@ def judge_probe(probe, checks, texts, ctx):
     return results
 
 
+def _prefixed(check, reason):
+    """``<check>: <reason>``, without repeating the name when the probe is named after the check."""
+    return reason if reason.startswith(check + ": ") else "%s: %s" % (check, reason)
+
+
 def _closed(ctx, check, phase, reason):
     """A failed check with nothing measured, showing the profile's threshold when there is one."""
     threshold = ctx.threshold(check)
@@ -121,7 +132,7 @@ def _run_failure(probe, run):
     """Why a run yields no measurement: the runner's error, or a non-zero exit the tool means as failure."""
     if run.error:
         return run.reason
-    if run.rc not in (0, None) and probe.name not in RC_IS_NOT_A_VERDICT:
+    if run.rc not in (0, None) and probe.rc_is_verdict:
         tail = (run.stderr or run.stdout or "").strip()[-300:]
         return "%s exited with status %s: %s" % (run.probe, run.rc, tail or "no message")
     return None
@@ -139,7 +150,7 @@ def run_probe(probe, checks, ctx):
                if r.stdout or r.stderr or r.error not in (MISSING, START_FAILED)]
         if failures:
             reason = "; ".join(failures)
-            results = [_closed(ctx, c, probe.phase, "%s: %s" % (c, reason)) for c in checks]
+            results = [_closed(ctx, c, probe.phase, _prefixed(c, reason)) for c in checks]
         else:
             results = judge_probe(probe, checks, texts, ctx)
         if all(r.verdict == PASS for r in results):
@@ -159,7 +170,7 @@ def _run_phase(ctx, phase, probes, outcome, stop, run_all):
     """Run one phase's probes; returns the phase entry and the stop reason (None to go on)."""
     waived = tuple(ctx.opt("skip_checks", ()))
     entry = {"name": phase, "results": [], "extra": {}, "verdict": PASS, "note": ""}
-    entry["results"].extend(_skipped([c for c in waived if _phase_of(ctx.profile, c) == phase], phase,
+    entry["results"].extend(_skipped([c for c in waived if check_spec(c).phase == phase], phase,
                                      "waived by the caller (skip_checks); not measured"))
     started = ctx.clock()
     for probe, checks in probes:
@@ -200,12 +211,6 @@ def run_gate(ctx, phases=None, run_all=False):
     _no_checks(outcome, ctx)
     outcome["duration"] = ctx.clock() - started
     return outcome
-
-
-def _phase_of(profile, check):
-    if check in LOCAL_CHECKS:
-        return [p.phase for p in PROBES if check in p.checks][0]
-    return profile.threshold(check).phase
 
 
 def _uncovered(profile, phase, waived):

@@ -100,6 +100,11 @@ def text_table(report):
     if report["verdict"] != PASS:
         lines.append("failed phase: %s; check: %s" % (report["failed_phase"], report.get("failed_check")))
         lines.append("reason: %s" % report["reason"])
+        # Every failed check's reason, so what failed where (GPU, test, HCA) shows without the JSON.
+        failed = [c for p in report["phases"] for c in p["checks"] if c["verdict"] == FAIL]
+        if len(failed) > 1 or (failed and failed[0]["reason"] != report["reason"]):
+            lines.append("failed checks:")
+            lines.extend("  - %s" % _clip(c["reason"], 400) for c in failed)
     return "\n".join(lines) + "\n"
 
 

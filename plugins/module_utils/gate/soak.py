@@ -15,6 +15,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.errors import ParseError
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers._common import numbered_lines
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.runner import MISSING, ToolRun
 
 __all__ = ["run_repeated", "parse_iterations", "metric_value", "HEADER"]
@@ -33,7 +34,7 @@ def metric_value(text, metric):
 def parse_iterations(text, tool):
     """Raw repeated-run text -> [(iteration, rc or None, body)]; raises ParseError when there is none."""
     iterations = []
-    for number, line in enumerate((text or "").splitlines(), 1):
+    for number, line in numbered_lines(text or ""):
         match = HEADER.match(line)
         if match:
             rc = None if match.group(2) == "None" else int(match.group(2))

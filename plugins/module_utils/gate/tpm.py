@@ -19,7 +19,8 @@ import shutil
 import tempfile
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.errors import ParseError
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.results import FAIL, PASS, CheckResult
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers._common import numbered_lines
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.judging import judge_local
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.runner import EMPTY, ToolRun
 
 __all__ = ["DEFAULT_PCRS", "collect_quote", "parse_quote", "judge_quote", "extract_tpm_quote"]
@@ -86,7 +87,7 @@ def collect_quote(probe, ctx):
 
 def _sections(text):
     sections, current = {}, None
-    for line in (text or "").splitlines():
+    for _number, line in numbered_lines(text or ""):
         if line.startswith("### "):
             current = line[4:].strip()
             sections[current] = []
@@ -104,7 +105,7 @@ def parse_quote(text):
     if quote is None or not verify or not nonce:
         raise ParseError(_TOOL, "the tpm2_quote, tpm2_checkquote and nonce sections")
     pcrs, bank = {}, None
-    for number, line in enumerate(quote, 2):
+    for line in quote:
         if _BANK.match(line):
             bank = _BANK.match(line).group(1)
         elif _PCR.match(line) and bank:
@@ -141,9 +142,9 @@ def judge_quote(found, settings):
             problems.append("PCR %s is %s, expected %s" % (key, found["pcrs"].get(key, "not quoted"), value))
     shown = tuple(sorted((k, v) for k, v in found["pcrs"].items()))
     if problems:
-        return CheckResult("tpm_quote", "attestation", shown, tuple(sorted(expected.items())), "pcr", FAIL,
+        return judge_local("tpm_quote", shown, tuple(sorted(expected.items())), False,
                            "tpm_quote: " + "; ".join(problems))
-    return CheckResult("tpm_quote", "attestation", shown, tuple(sorted(expected.items())), "pcr", PASS,
+    return judge_local("tpm_quote", shown, tuple(sorted(expected.items())), True,
                        "tpm_quote: signature and nonce verified, %d PCR(s) match" % len(expected))
 
 

@@ -1,14 +1,20 @@
 # -*- coding: utf-8 -*-
 # Private to the gpufleet.baremetal collection; not a public API.
-"""The crash-safe lifecycle ledger: one SQLite file on the controller.
+"""The crash-safe lifecycle ledger: an SQLite file or a PostgreSQL database.
 
-Every state change is one ``BEGIN IMMEDIATE`` transaction that appends a transition
-row (who, when, why, image version, gate report id, run id) and updates the node's
-current state together, in WAL mode with ``synchronous=FULL``: a controller killed at
+One setting chooses the backend: a file path (SQLite, the embedded default) or a
+``postgresql://`` URL (``ledger_sqlite.py``, ``ledger_postgres.py``). Every state change is
+one write transaction that appends a transition row (who, when, why, image version, gate
+report id, run id) and updates the node's current state together: a controller killed at
 any instant leaves either both or neither. Transitions carry a per-node sequence number
-with ``UNIQUE(node, seq)``, and asking for the state a node is already in is a no-op,
-so a re-run playbook converges with no lost and no duplicated record. Concurrent
-writers (Ansible forks delegating to the controller) serialise on the write lock.
+with ``UNIQUE(node, seq)``, and asking for the state a node is already in is a no-op, so a
+re-run playbook converges with no lost and no duplicated record. Concurrent writers
+(Ansible forks, AWX job slices, several controllers) serialise on the backend's write lock.
+
+Check mode (``dry_run``) writes nothing at all: no directory, no file, no schema; every
+transaction runs in full (so results are exact) and is rolled back. All SQL of the node and
+transition tables is here; the gang tables' SQL is in ``ledger_gangs.py``, the capacity
+controller's tables in ``decisions.py`` and ``lease.py``.
 """
 from __future__ import absolute_import, division, print_function
 
@@ -16,35 +22,16 @@ __metaclass__ = type
 
 import contextlib
 import datetime
-import os
-import sqlite3
 import time
 
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import states
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import ledger_location, states
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.errors import LedgerError
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger_schema import (
+    SCHEMA_VERSION, migrations)
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger_sqlite import SqliteBackend
 
 __all__ = ["Ledger", "SCHEMA_VERSION", "iso"]
 
-SCHEMA_VERSION = 1
-_SCHEMA = (
-    """CREATE TABLE IF NOT EXISTS nodes (
-        node TEXT PRIMARY KEY, state TEXT NOT NULL, seq INTEGER NOT NULL,
-        sku TEXT, image_version TEXT, gate_report_id TEXT, reason TEXT,
-        gang_id TEXT, updated_at REAL NOT NULL)""",
-    """CREATE TABLE IF NOT EXISTS transitions (
-        id INTEGER PRIMARY KEY AUTOINCREMENT, node TEXT NOT NULL, seq INTEGER NOT NULL,
-        from_state TEXT, to_state TEXT NOT NULL, at REAL NOT NULL, who TEXT NOT NULL,
-        why TEXT NOT NULL, image_version TEXT, gate_report_id TEXT, run_id TEXT,
-        gang_id TEXT, UNIQUE (node, seq))""",
-    """CREATE TABLE IF NOT EXISTS gangs (
-        gang_id TEXT PRIMARY KEY, sku TEXT NOT NULL, size INTEGER NOT NULL,
-        deadline REAL NOT NULL, status TEXT NOT NULL, reason TEXT,
-        created_at REAL NOT NULL, updated_at REAL NOT NULL)""",
-    """CREATE TABLE IF NOT EXISTS gang_members (
-        gang_id TEXT NOT NULL, node TEXT NOT NULL, source TEXT NOT NULL,
-        PRIMARY KEY (gang_id, node))""",
-    "CREATE INDEX IF NOT EXISTS transitions_node ON transitions (node, seq)",
-)
 _NODE_COLUMNS = ("node", "state", "seq", "sku", "image_version", "gate_report_id",
                  "reason", "gang_id", "updated_at")
 _TRANSITION_COLUMNS = ("id", "node", "seq", "from_state", "to_state", "at", "who", "why",
@@ -67,90 +54,163 @@ def _row(columns, values, times=("updated_at", "at")):
     return record
 
 
+def _backend(location, busy_timeout, dry_run, password):
+    if ledger_location.is_postgres(location):
+        # Imported here so an SQLite-only controller never needs psycopg.
+        from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger_postgres import (
+            PostgresBackend)
+        return PostgresBackend(location, busy_timeout, dry_run, password)
+    return SqliteBackend(ledger_location.expand(location), busy_timeout, dry_run)
+
+
 class Ledger:
-    """Lifecycle records in one SQLite file; ``clock`` is injectable for tests."""
+    """Lifecycle records; ``clock`` is injectable for tests.
 
-    def __init__(self, path, clock=time.time, busy_timeout=60.0, dry_run=False):
-        self.path = path
+    ``location`` is a file path or a ``postgresql://`` URL; ``password`` (optional) is the
+    PostgreSQL role's password when the URL does not carry it. ``path`` is the location as
+    shown to people: the password of a URL is masked.
+    """
+
+    def __init__(self, location, clock=time.time, busy_timeout=60.0, dry_run=False, password=None):
         self.clock = clock
-        # Check mode: every transaction runs in full (so the result is exact) and is
-        # then rolled back instead of committed.
         self.dry_run = dry_run
-        parent = os.path.dirname(os.path.abspath(path))
+        self.backend = _backend(location, busy_timeout, dry_run, password)
+        self.path = self.backend.display
+        self.exists = self.backend.exists
+        self._pending = []
+        self.found_version = None  # the schema version the ledger had when opened
+        self._conn = None
         try:
-            if not os.path.isdir(parent):
-                os.makedirs(parent)
-            self._conn = sqlite3.connect(path, timeout=busy_timeout, isolation_level=None)
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=FULL")
-            self._migrate()
-        except (OSError, sqlite3.Error) as exc:
-            raise LedgerError(
-                "Cannot open the lifecycle ledger at %s: %s. Check that the directory is "
-                "writable by the controller user and the file is an SQLite database." % (path, exc),
-                ledger=path)
+            self._conn = self.backend.connect()
+            self._prepare()
+        except self.backend.errors as exc:
+            self.close()
+            raise LedgerError("Cannot open the lifecycle ledger at %s: %s. %s"
+                              % (self.path, self._scrub(exc), self.backend.open_hint()),
+                              ledger=self.path)
 
-    def _migrate(self):
-        with self.transaction(commit=True) as cur:
-            version = cur.execute("PRAGMA user_version").fetchone()[0]
+    def _scrub(self, text):
+        return ledger_location.scrub(text, *self.backend.secrets)
+
+    # --- schema ----------------------------------------------------------------
+    def schema_version(self, cur):
+        """The schema version recorded in the ledger (0: empty)."""
+        if self.backend.table_exists(cur, "ledger_meta"):
+            row = cur.execute("SELECT value FROM ledger_meta WHERE key = 'schema_version'").fetchone()
+            if row:
+                return int(row[0])
+        return self.backend.legacy_version(cur)
+
+    def _prepare(self):
+        """Bring the schema to this collection's version; in check mode only in memory."""
+        cur = self.backend.begin(self._conn, write=not self.dry_run)
+        try:
+            version = self.found_version = self.schema_version(cur)
             if version > SCHEMA_VERSION:
                 raise LedgerError(
                     "The ledger at %s has schema version %d, newer than this collection's %d. "
                     "Upgrade the gpufleet.baremetal collection." % (self.path, version, SCHEMA_VERSION),
                     ledger=self.path)
-            for statement in _SCHEMA:
-                cur.execute(statement)
-            cur.execute("PRAGMA user_version=%d" % SCHEMA_VERSION)
-
-    def close(self):
-        self._conn.close()
-
-    @contextlib.contextmanager
-    def transaction(self, commit=None):
-        """One write transaction; the write lock is taken at BEGIN, not at first write."""
-        commit = not self.dry_run if commit is None else commit
-        cur = self._conn.cursor()
-        try:
-            cur.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as exc:
-            raise LedgerError(
-                "Cannot lock the lifecycle ledger at %s: %s. Another writer held it too long; "
-                "re-run the task." % (self.path, exc), ledger=self.path)
-        try:
-            yield cur
+            steps = migrations(version, self.backend.dialect)
+            if not self.dry_run:
+                self._migrate(cur, steps)
+            # Check mode: the migrations run at the start of every transaction and are rolled
+            # back with it, so the ledger on disk (or on the server) is never changed.
+            self._pending = steps if self.dry_run else []
+            self.backend.end(cur, commit=not self.dry_run)
         except BaseException:
-            cur.execute("ROLLBACK")
+            self.backend.end(cur, commit=False)
             raise
-        else:
-            cur.execute("COMMIT" if commit else "ROLLBACK")
         finally:
             cur.close()
+
+    def _migrate(self, cur, steps):
+        for version, statements in steps:
+            for statement in statements:
+                cur.execute(statement)
+            if version >= 2:
+                cur.execute("DELETE FROM ledger_meta WHERE key = 'schema_version'")
+                cur.execute("INSERT INTO ledger_meta (key, value) VALUES ('schema_version', ?)",
+                            (str(version),))
+            self.backend.stamp(cur, version)
+
+    def close(self):
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    @contextlib.contextmanager
+    def transaction(self, commit=None, write=True):
+        """One transaction; a write one takes the backend's write lock at BEGIN.
+
+        Committed unless the ledger is in check mode (``dry_run``) or ``write`` is false.
+        """
+        commit = (not self.dry_run if commit is None else commit) and write
+        try:
+            cur = self.backend.begin(self._conn, write or bool(self._pending))
+            self._migrate(cur, self._pending)
+        except self.backend.errors as exc:
+            raise LedgerError("Cannot lock the lifecycle ledger at %s: %s. %s"
+                              % (self.path, self._scrub(exc), self.backend.lock_hint()),
+                              ledger=self.path)
+        try:
+            yield cur
+        except self.backend.errors as exc:
+            self._finish(cur, False)
+            raise LedgerError("The lifecycle ledger at %s failed a statement: %s. Nothing of this "
+                              "change was recorded; re-run the task, and run `gpufleet ledger "
+                              "check` if it repeats." % (self.path, self._scrub(exc)), ledger=self.path)
+        except BaseException:
+            self._finish(cur, False)
+            raise
+        else:
+            self._finish(cur, commit)
+
+    def _finish(self, cur, commit):
+        try:
+            self.backend.end(cur, commit)
+        except self.backend.errors as exc:
+            raise LedgerError("The lifecycle ledger at %s refused to %s: %s. Nothing of this "
+                              "change was recorded; re-run the task."
+                              % (self.path, "commit" if commit else "roll back", self._scrub(exc)),
+                              ledger=self.path)
+        finally:
+            cur.close()
+
+    @contextlib.contextmanager
+    def _reading(self, cur):
+        if cur is not None:
+            yield cur
+        else:
+            with self.transaction(write=False) as own:
+                yield own
 
     # --- reads -----------------------------------------------------------------
     def get(self, node, cur=None):
         """The node's current record, or None when it was never enrolled."""
-        source = cur or self._conn
-        row = source.execute("SELECT %s FROM nodes WHERE node = ?" % ", ".join(_NODE_COLUMNS),
-                             (node,)).fetchone()
+        with self._reading(cur) as source:
+            row = source.execute("SELECT %s FROM nodes WHERE node = ?" % ", ".join(_NODE_COLUMNS),
+                                 (node,)).fetchone()
         return _row(_NODE_COLUMNS, row) if row else None
 
     def nodes(self, sku=None, node_states=None, cur=None):
         """Current records, optionally of one SKU and in some states, sorted by name."""
-        source = cur or self._conn
-        query = "SELECT %s FROM nodes" % ", ".join(_NODE_COLUMNS)
-        rows = source.execute(query + " ORDER BY node").fetchall()
+        with self._reading(cur) as source:
+            rows = source.execute("SELECT %s FROM nodes ORDER BY node"
+                                  % ", ".join(_NODE_COLUMNS)).fetchall()
         records = [_row(_NODE_COLUMNS, r) for r in rows]
         return [r for r in records
                 if (sku is None or r["sku"] == sku)
                 and (node_states is None or r["state"] in node_states)]
 
-    def history(self, node=None):
+    def history(self, node=None, cur=None):
         """Transitions in the order they happened, for one node or all."""
         query = "SELECT %s FROM transitions" % ", ".join(_TRANSITION_COLUMNS)
-        if node is None:
-            rows = self._conn.execute(query + " ORDER BY id").fetchall()
-        else:
-            rows = self._conn.execute(query + " WHERE node = ? ORDER BY seq", (node,)).fetchall()
+        with self._reading(cur) as source:
+            if node is None:
+                rows = source.execute(query + " ORDER BY id").fetchall()
+            else:
+                rows = source.execute(query + " WHERE node = ? ORDER BY seq", (node,)).fetchall()
         return [_row(_TRANSITION_COLUMNS, r) for r in rows]
 
     # --- writes ----------------------------------------------------------------
@@ -181,19 +241,23 @@ class Ledger:
             result["skipped_past"] = True
             return result
         states.check_transition(node, before, target)
+        self._write(cur, node, current, target, who, why, dict(
+            image_version=image_version, gate_report_id=gate_report_id, run_id=run_id,
+            gang_id=gang_id, sku=sku))
+        result.update(after=target, changed=True)
+        return result
+
+    def _write(self, cur, node, current, target, who, why, meta):
         now = self.clock()
-        seq = (current["seq"] if current else 0) + 1
         keep = current or {}
-        values = {
-            "sku": sku or keep.get("sku"),
-            "image_version": image_version or keep.get("image_version"),
-            "gate_report_id": gate_report_id or keep.get("gate_report_id"),
-        }
+        seq = keep.get("seq", 0) + 1
+        values = dict((key, meta[key] or keep.get(key))
+                      for key in ("sku", "image_version", "gate_report_id"))
         cur.execute(
             "INSERT INTO transitions (node, seq, from_state, to_state, at, who, why, "
             "image_version, gate_report_id, run_id, gang_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-            (node, seq, before, target, now, who, why, values["image_version"],
-             values["gate_report_id"], run_id, gang_id))
+            (node, seq, keep.get("state"), target, now, who, why, values["image_version"],
+             values["gate_report_id"], meta["run_id"], meta["gang_id"]))
         cur.execute(
             "INSERT INTO nodes (node, state, seq, sku, image_version, gate_report_id, reason, "
             "gang_id, updated_at) VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT(node) DO UPDATE SET "
@@ -202,8 +266,6 @@ class Ledger:
             "reason=excluded.reason, updated_at=excluded.updated_at",
             (node, target, seq, values["sku"], values["image_version"],
              values["gate_report_id"], why, keep.get("gang_id"), now))
-        result.update(after=target, changed=True)
-        return result
 
     def reserve(self, cur, node, gang_id):
         """Mark a node as held by a gang (None releases it back to the pool)."""

@@ -5,6 +5,9 @@
 ``enrolled -> inspected -> imaging -> configuring -> validating -> ready -> joined``;
 imaging, configuring and validating can fail; joined nodes drain and recycle; failed
 nodes recycle (retry) or go to break-fix (a human); any state may be decommissioned.
+The capacity controller's warmth tiers: ``hot`` (validated, registered with the scheduler
+and held: admitted in seconds), ``parked`` (validated, then powered off: the warm tier)
+and ``waking`` (a parked node being powered on, re-gated when its gate result is stale).
 Compare Ironic's provision states and MAAS's machine lifecycle.
 """
 from __future__ import absolute_import, division, print_function
@@ -14,8 +17,9 @@ __metaclass__ = type
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.errors import IllegalTransition
 
 __all__ = [
-    "STATES", "TRANSITIONS", "BRINGUP_PATH", "POOL_STATE", "ADMITTED_STATE",
-    "PROVISIONABLE", "IN_PROGRESS", "check_transition", "is_past", "validate_state",
+    "STATES", "TRANSITIONS", "BRINGUP_PATH", "POOL_STATE", "ADMITTED_STATE", "ADMISSIBLE",
+    "PROVISIONABLE", "IN_PROGRESS", "WAKEABLE", "HOT", "PARKED", "WAKING",
+    "check_transition", "is_past", "validate_state", "allowed_targets",
 ]
 
 ENROLLED = "enrolled"
@@ -30,14 +34,22 @@ DRAINING = "draining"
 RECYCLING = "recycling"
 BREAK_FIX = "break_fix"
 DECOMMISSIONED = "decommissioned"
+HOT = "hot"
+PARKED = "parked"
+WAKING = "waking"
 
 # The happy path of a bring-up, in order; a re-run skips the steps a node is past.
 BRINGUP_PATH = (ENROLLED, INSPECTED, IMAGING, CONFIGURING, VALIDATING, READY, JOINED)
 POOL_STATE = READY
 ADMITTED_STATE = JOINED
+# Validated nodes a gang may admit at once (hot ones are already known to the scheduler).
+ADMISSIBLE = (HOT, READY)
+# Validated but powered off: a gang or the controller wakes them (parked -> waking).
+WAKEABLE = (PARKED,)
 # Nodes a gang or the warm pool may start provisioning (nothing in flight, not broken).
 PROVISIONABLE = (ENROLLED, INSPECTED, RECYCLING)
-IN_PROGRESS = (IMAGING, CONFIGURING, VALIDATING)
+# Work under way: a crash here leaves the node in an unknown condition (rollback fails it).
+IN_PROGRESS = (IMAGING, CONFIGURING, VALIDATING, WAKING)
 
 TRANSITIONS = {
     ENROLLED: (INSPECTED,),
@@ -45,9 +57,12 @@ TRANSITIONS = {
     IMAGING: (CONFIGURING, FAILED),
     CONFIGURING: (VALIDATING, FAILED),
     VALIDATING: (READY, FAILED),
-    READY: (JOINED, RECYCLING),
+    READY: (HOT, PARKED, JOINED, RECYCLING),
+    HOT: (JOINED, PARKED, DRAINING, RECYCLING),
     JOINED: (DRAINING,),
-    DRAINING: (RECYCLING, JOINED, FAILED),
+    DRAINING: (HOT, PARKED, RECYCLING, JOINED, FAILED),
+    PARKED: (WAKING, RECYCLING),
+    WAKING: (VALIDATING, READY, HOT, FAILED),
     RECYCLING: (IMAGING, ENROLLED),
     FAILED: (RECYCLING, BREAK_FIX),
     BREAK_FIX: (ENROLLED,),
@@ -98,6 +113,18 @@ def is_past(current, target):
     A re-run after a crash uses this to skip work already done: a node recorded as
     ``configuring`` has finished imaging, so the imaging step is not repeated.
     """
-    if current not in BRINGUP_PATH or target not in BRINGUP_PATH:
+    position = _position(current)
+    goal = _position(target)
+    if position is None or goal is None:
         return False
-    return BRINGUP_PATH.index(current) > BRINGUP_PATH.index(target)
+    return position > goal
+
+
+def _position(state):
+    # ``hot`` is a validated node the scheduler knows: past ``ready``, not yet ``joined``,
+    # so a re-run bring-up leaves it alone instead of asking for an illegal hot -> imaging.
+    if state == HOT:
+        return BRINGUP_PATH.index(READY) + 0.5
+    if state in BRINGUP_PATH:
+        return BRINGUP_PATH.index(state)
+    return None

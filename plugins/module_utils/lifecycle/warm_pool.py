@@ -62,7 +62,8 @@ def plan_refill(policy, records):
     for entry in validate_policy(policy):
         mine = [r for r in records if r.get("sku") == entry["sku"] and not r.get("gang_id")
                 and r.get("tier", "default") == entry["tier"]]
-        ready = sorted(r["node"] for r in mine if r["state"] == states.POOL_STATE)
+        # hot nodes are validated too (and already known to the scheduler): they are in the pool
+        ready = sorted(r["node"] for r in mine if r["state"] in states.ADMISSIBLE)
         flight = sorted(r["node"] for r in mine if r["state"] in states.IN_PROGRESS)
         spare = sorted(r["node"] for r in mine if r["state"] in states.PROVISIONABLE)
         deficit = max(0, entry["min_ready"] - len(ready) - len(flight))

@@ -7,7 +7,7 @@ import pytest
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.phases import GateContext, run_gate
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.runner import Runner
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.thresholds import profile_from_dict
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.profile import profile_from_dict
 from tests.helpers import need_tool
 
 pytestmark = pytest.mark.integration

@@ -92,9 +92,9 @@ def test_user_errors_exit_one_with_a_message(saved, capsys, args, message):
 
 
 def test_named_profile_resolves_to_the_collection(saved, capsys):
-    code = cli_main.main(["gate", "evaluate", "--profile", "lab", "--results", str(saved / "report"),
-                          "--output", str(saved / "lab.json")])
-    assert code == 1 and json.loads((saved / "lab.json").read_text())["profile"] == "lab"
+    code = cli_main.main(["gate", "evaluate", "--profile", "h100-sxm-8x", "--results", str(saved / "report"),
+                          "--output", str(saved / "h100.json")])
+    assert code == 1 and json.loads((saved / "h100.json").read_text())["profile"] == "h100-sxm-8x"
 
 
 def test_per_hca_outputs_are_judged_together(saved):
@@ -111,3 +111,19 @@ def test_per_hca_outputs_are_judged_together(saved):
     (raw / "ib_write_bw.mlx5_1.txt").write_text(fixture("perftest", "6.10-gdr-400g-mlx5_0.txt"))
     code, doc = evaluate(saved)
     assert code == 1 and "a report for device mlx5_1" in doc["reason"]  # a file that names another HCA
+
+
+@pytest.mark.parametrize("name, verdict, fragment", [
+    ("550-xml-8xh100-healthy.txt", "pass", None),
+    ("550-xml-8xh100-mig-gpu0-3-na.txt", "fail", "not reported by nvidia-smi for GPU0, GPU1, GPU2, GPU3"),
+])
+def test_saved_nvidia_smi_xml_is_judged(saved, capsys, name, verdict, fragment):
+    """A site's `nvidia-smi -q -x` capture saved as the query probe's output is read, not refused."""
+    (saved / "report" / "raw" / "nvidia_smi_query.txt").write_text(fixture("nvidia_smi", name))
+    checks = {"gpu_count": {"equals": 8, "unit": "count"}, "ecc_uncorrectable": {"max": 0, "unit": "count"}}
+    (saved / "p.yml").write_text(yaml.safe_dump({"profile": "p", "checks": checks}))
+    code, doc = evaluate(saved, "--phases", "gpu")
+    assert doc["verdict"] == verdict and code == (0 if verdict == "pass" else 1)
+    if fragment:
+        out = capsys.readouterr().out
+        assert fragment in doc["reason"] and fragment in out and "Cannot parse" not in out

@@ -25,6 +25,11 @@ _XID = re.compile(r"NVRM: Xid \((?:PCI:)?([0-9A-Fa-f:.]+)\): (\d+),\s*(.*)$")
 _SXID = re.compile(r"SXid \((?:PCI:)?([0-9A-Fa-f:.]+)\): (\d+),\s*(.*)$")
 _UNREADABLE = ("read kernel buffer failed", "Operation not permitted", "No journal files were found")
 _LOOSE = re.compile(r"\bS?Xid\b")
+# What a kernel log line starts with: dmesg ``[   4.1]`` or ``dmesg -T`` ``[Sat Nov 21 ...]``, a raw
+# priority ``<6>``, or a journal/syslog prefix ending in ``kernel:``. A text with none of them is not
+# a kernel log, and reading it as one would pass the XID check on anything.
+_KERNEL_LINE = re.compile(r"^(?:<\d+>)?\[\s*(?:\d+\.\d+|[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d [\d:]{8} \d{4})\]\s+\S"
+                          r"|^\S.*?\skernel:\s+\S")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,4 +74,8 @@ def parse_kernel_log(text):
         elif _LOOSE.search(line) and "NVRM" in line:
             raise ParseError(TOOL, '"NVRM: Xid (PCI:<bus>): <code>, <details>"', line_no, line,
                              why="an XID line in an unknown format must not be skipped")
+    if not any(_KERNEL_LINE.search(line) for _n, line in numbered_lines(text)):
+        first = text.split("\n")[0]
+        raise ParseError(TOOL, 'kernel log lines ("[  4.1] ...", "[Sat Nov 21 ...] ..." or "<host> kernel: ...")',
+                         1, first, why="no line looks like a kernel log line")
     return KernelLog(xids=tuple(xids), sxids=tuple(sxids))

@@ -10,6 +10,13 @@ bus bandwidth; the average mixes every message size, so checks read the row at t
 profile's message size instead. A build without MPI launched under ``mpirun`` prints
 one single-rank run per process with a busbw of 0: the parser reports that (``runs``,
 ``nranks``) and the judgement rejects it.
+
+Captures from job logs often start at the first result row, without the ``#`` header
+lines. The table is then recognised from its rows: 13 columns (current) or 12 (legacy),
+sizes and counts as whole numbers, times and bandwidths as numbers, a word for the data
+type and the reduction. Only rows that fit neither shape, or tables whose rows disagree,
+are refused. Without a header, a table ends at its footer; rows after it belong to
+another run (``runs`` counts them), as with a build without MPI under ``mpirun``.
 """
 from __future__ import absolute_import, division, print_function
 
@@ -31,6 +38,7 @@ _OOB = re.compile(r"^#\s*Out of bounds values\s*:\s*(\d+)\s+(\S+)")
 _AVG = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(\S+)")
 _FAILURE = re.compile(r"(NCCL failure|CUDA failure|Test failure|Segmentation fault)")
 _DATA = re.compile(r"^\s*\d+\s+\d+\s+\S+")
+_WORD = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,20 +94,27 @@ class NcclResult:
 def parse_nccl(text):
     """nccl-tests output -> ``NcclResult`` (raises ``ParseError``)."""
     require_text(text, TOOL, "nccl-tests output")
-    state = {"format": None, "version": None, "ranks": 0, "runs": 0, "rows": [], "oob": None, "avg": None}
+    state = {"format": None, "version": None, "ranks": 0, "runs": 0, "rows": [], "oob": None, "avg": None,
+             "headerless": False, "tables": 0}
     for line_no, line in numbered_lines(text):
         _line(state, line_no, line)
     if state["format"] is None:
-        raise ParseError(TOOL, "the column header line (size count type redop ...)",
+        raise ParseError(TOOL, "a result table (a column header line, or rows of 12 or 13 columns)",
                          why="no result table was found")
     if not state["rows"]:
         raise ParseError(TOOL, "at least one result row", why="the table is empty")
     if state["avg"] is None or state["oob"] is None:
         raise ParseError(TOOL, 'the footer ("# Out of bounds values" and "# Avg bus bandwidth")',
                          why="the output ends before it: the run was cut short")
+    runs = state["runs"] if not state["headerless"] else max(state["runs"], state["tables"])
     return NcclResult(table_format=state["format"], version=state["version"], nranks=state["ranks"],
-                      runs=state["runs"], rows=tuple(state["rows"]), out_of_bounds=state["oob"][0],
+                      runs=runs, rows=tuple(state["rows"]), out_of_bounds=state["oob"][0],
                       out_of_bounds_ok=state["oob"][1], avg_busbw=state["avg"])
+
+
+def _first_run(state):
+    """Lines still belong to the first run: at most one ``# nThread`` block and one footer."""
+    return state["runs"] <= 1 and state["tables"] == 0
 
 
 def _line(state, line_no, line):
@@ -114,15 +129,46 @@ def _line(state, line_no, line):
         state["ranks"] += 1
     elif line.lstrip("# ").startswith("size") and "redop" in line:
         _header(state, line_no, line)
-    elif _OOB.match(line) and state["runs"] <= 1:
+    elif _OOB.match(line):
         match = _OOB.match(line)
-        state["oob"] = (int(match.group(1)), match.group(2) == "OK")
-    elif _AVG.match(line) and state["runs"] <= 1:
-        state["avg"] = to_float(_AVG.match(line).group(1), TOOL, "an average bus bandwidth", line_no, line)
-    elif _DATA.match(line) and state["runs"] <= 1:
-        if state["format"] is None:
-            raise ParseError(TOOL, "the column header before result rows", line_no, line)
-        state["rows"].append(_row(state["format"], line_no, line))
+        if _first_run(state):
+            state["oob"] = (int(match.group(1)), match.group(2) == "OK")
+    elif _AVG.match(line):
+        if _first_run(state):
+            state["avg"] = to_float(_AVG.match(line).group(1), TOOL, "an average bus bandwidth", line_no, line)
+        state["tables"] += 1
+    elif _DATA.match(line):
+        _data(state, line_no, line)
+
+
+def _data(state, line_no, line):
+    if not _first_run(state):
+        if state["headerless"]:
+            _shape(line_no, line)  # a later run's row must still be a result row, never ignored garbage
+        return
+    if state["format"] is None:
+        state["format"], state["headerless"] = _shape(line_no, line), True
+    row = _row(state["format"], line_no, line)
+    if state["headerless"] and state["rows"] and row.size < state["rows"][-1].size:
+        raise ParseError(TOOL, "one table per run, sizes growing", line_no, line,
+                         why="the size falls from %d to %d bytes without a footer in between: rows of several "
+                             "runs are interleaved, so no row can be trusted to belong to one run" % (
+                                 state["rows"][-1].size, row.size))
+    state["rows"].append(row)
+
+
+def _shape(line_no, line):
+    """The table format of a header-less row: 13 columns = current, 12 = legacy; else refuse."""
+    fields = line.split()
+    fmt = {13: "current", 12: "legacy"}.get(len(fields))
+    if fmt is None:
+        raise ParseError(TOOL, "a result row of 13 columns (current format) or 12 (legacy, before nccl-tests 2.10)",
+                         line_no, line, why="found %d columns and no header line says which table this is" % (
+                             len(fields)))
+    if not (_WORD.match(fields[2]) and _WORD.match(fields[3])):
+        raise ParseError(TOOL, "a data type and a reduction name in columns 3 and 4", line_no, line,
+                         why="found %r and %r" % (fields[2], fields[3]))
+    return fmt
 
 
 def _header(state, line_no, line):

@@ -14,7 +14,7 @@ __metaclass__ = type
 import dataclasses
 import re
 
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.errors import ParseError
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.errors import NotReported, ParseError
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers._common import (
     numbered_lines, require_text, to_int)
 
@@ -35,6 +35,8 @@ _CSV_COUNTERS = {
 }
 _CSV_FLAGS = {"retired_pages.pending": "retired_pending", "remapped_rows.pending": "remap_pending",
               "remapped_rows.failure": "remap_failure"}
+# GpuHealth attribute -> the nvidia-smi field name a user queries (first spelling wins).
+_FIELD_OF = dict(reversed([(attr, name) for name, attr in list(_CSV_COUNTERS.items()) + list(_CSV_FLAGS.items())]))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,13 +69,14 @@ class NvidiaSmiGpus:
         return tuple((g.index, g.name) for g in self.gpus)
 
     def per_gpu(self, attribute):
-        """(``GPU<n>``, value) pairs of ``attribute``; ParseError when no GPU reports it."""
+        """(``GPU<n>``, value) pairs of ``attribute``; ``NotReported`` when a GPU reports N/A."""
         values = tuple(("GPU%d" % g.index, getattr(g, attribute)) for g in self.gpus)
         if not values or any(v is None for _l, v in values):
             missing = [label for label, v in values if v is None]
-            raise ParseError(TOOL, "%s for every GPU" % attribute,
-                             why="not reported for %s (query the field or use a GPU that supports it)" % (
-                                 ", ".join(missing) or "any GPU"))
+            field = _FIELD_OF.get(attribute, attribute)
+            hint = ("Query the field, or if MIG is enabled on these GPUs run the gate with MIG disabled "
+                    "(nvidia-smi -mig 0) or waive the check with skip_checks")
+            raise NotReported(TOOL, field, missing, hint)
         return values
 
 

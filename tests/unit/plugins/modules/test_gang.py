@@ -5,6 +5,7 @@ from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger import Ledger
 from ansible_collections.gpufleet.baremetal.plugins.modules import gang
+from tests.pg import ledger_url  # noqa: F401  pylint: disable=unused-import  (fixture)
 
 READY = ["enrolled", "inspected", "imaging", "configuring", "validating", "ready"]
 
@@ -16,8 +17,8 @@ def run(capsys, **args):
 
 
 @pytest.fixture
-def path(tmp_path):
-    path = str(tmp_path / "ledger.sqlite")
+def path(ledger_url):  # noqa: F811  pylint: disable=redefined-outer-name
+    path = ledger_url
     book = Ledger(path)
     for name in ("n1", "n2"):
         for target in READY:
@@ -71,3 +72,12 @@ def test_admitting_an_unready_gang_fails(capsys, path):
 def test_required_if(capsys, path, args, fragment):
     result, code = run(capsys, ledger=path, gang_id="g", **args)
     assert code == 1 and fragment in result["msg"]
+
+
+def test_substituted_replaces_a_member_with_a_spare(capsys, path):
+    run(capsys, ledger=path, gang_id="g", state="planned", sku="lab", size=2, candidates=["n1", "n2"])
+    result, code = run(capsys, ledger=path, gang_id="g", state="substituted", node="n2",
+                       reason="missed its deadline")
+    assert code == 0 and result["changed"] is True
+    assert [m["node"] for m in result["gang"]["members"]] == ["n1", "n3"]
+    assert result["gang"]["substitutions"][0]["replaced_by"] == "n3"

@@ -5,6 +5,7 @@ from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger import Ledger
 from ansible_collections.gpufleet.baremetal.plugins.modules import ledger_info
+from tests.pg import ledger_url  # noqa: F401  pylint: disable=unused-import  (fixture)
 
 
 def run(capsys, **args):
@@ -13,8 +14,8 @@ def run(capsys, **args):
     return json.loads(capsys.readouterr().out), exited.value.code
 
 
-def test_reads_states_and_history(capsys, tmp_path):
-    path = str(tmp_path / "l.sqlite")
+def test_reads_states_and_history(capsys, ledger_url):  # noqa: F811  pylint: disable=redefined-outer-name
+    path = ledger_url
     book = Ledger(path)
     book.transition("a", "enrolled", "t", "new", sku="lab")
     book.transition("a", "inspected", "t", "facts")
@@ -31,8 +32,24 @@ def test_missing_ledger_is_a_clear_failure(capsys, tmp_path):
     assert not (tmp_path / "none.sqlite").exists()
 
 
-def test_unknown_gang_fails(capsys, tmp_path):
-    path = str(tmp_path / "l.sqlite")
+def test_unknown_gang_fails(capsys, ledger_url):  # noqa: F811  pylint: disable=redefined-outer-name
+    path = ledger_url
     Ledger(path).close()
     result, code = run(capsys, ledger=path, gang_id="nope")
     assert code == 1 and "Plan it first" in result["msg"]
+
+
+def test_check_decisions_demand_and_lease(capsys, ledger_url):  # noqa: F811  pylint: disable=redefined-outer-name
+    from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import decisions, lease
+
+    book = Ledger(ledger_url)
+    book.transition("a", "enrolled", "t", "new")
+    decisions.record_decision(book, "ctl-a", "lab", "wake", ["a"], "first")
+    decisions.record_decision(book, "ctl-a", "lab", "park", ["a"], "second")
+    decisions.record_demand(book, "lab", 1800000000, 8, 8, 0)
+    lease.acquire_lease(book, "capacity", "ctl-a", 3600, book.clock())
+    result, code = run(capsys, ledger=ledger_url, check=True, decisions=1, demand_pool="lab",
+                       lease="capacity")
+    assert code == 0 and result["problems"] == []
+    assert [d["reason"] for d in result["decisions"]] == ["second"]
+    assert result["demand"][0]["gpus_pending"] == 8 and result["lease"]["holder"] == "ctl-a"

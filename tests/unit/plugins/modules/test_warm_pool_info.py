@@ -5,6 +5,7 @@ from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger import Ledger
 from ansible_collections.gpufleet.baremetal.plugins.modules import warm_pool_info
+from tests.pg import ledger_url  # noqa: F401  pylint: disable=unused-import  (fixture)
 
 
 def run(capsys, **args):
@@ -13,8 +14,8 @@ def run(capsys, **args):
     return json.loads(capsys.readouterr().out), exited.value.code
 
 
-def test_plans_a_refill_per_tier(capsys, tmp_path):
-    path = str(tmp_path / "l.sqlite")
+def test_plans_a_refill_per_tier(capsys, ledger_url):  # noqa: F811  pylint: disable=redefined-outer-name
+    path = ledger_url
     book = Ledger(path)
     for name in ("a", "b", "c"):
         book.transition(name, "enrolled", "t", "new", sku="lab")

@@ -11,7 +11,7 @@ import pytest
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate import phases
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.phases import GateContext, plan, run_gate
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.runner import MISSING, TIMEOUT, ToolRun
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.thresholds import profile_from_dict
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.profile import profile_from_dict
 from tests.helpers import shared_fixture
 
 FIX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")

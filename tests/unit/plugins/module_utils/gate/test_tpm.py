@@ -4,11 +4,11 @@ import os
 import pytest
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate import tpm
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.checks import probe_by_name
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.probes import probe_by_name
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.errors import ParseError
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.phases import GateContext
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.runner import MISSING, ToolRun
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.thresholds import profile_from_dict
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.profile import profile_from_dict
 
 # Captured from tpm2-tools 5.4 against swtpm 0.7 (tpm2_quote -l sha256:0,7, then tpm2_checkquote).
 RAW = (

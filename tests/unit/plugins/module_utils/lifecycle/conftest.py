@@ -1,6 +1,14 @@
+"""Fixtures of the ledger suite: every test runs on SQLite and on PostgreSQL.
+
+PostgreSQL comes from GPUFLEET_TEST_PG_URL (scripts/ci-postgres.sh prints one); each test
+gets its own schema in that database, dropped afterwards. Without the variable the
+PostgreSQL half skips, except in CI (GPUFLEET_CI=1), where it fails.
+"""
 import pytest
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger import Ledger
+
+from tests.pg import ledger_url  # noqa: F401  pylint: disable=unused-import  (fixture)
 
 
 class FakeClock:
@@ -20,8 +28,8 @@ def clock():
 
 
 @pytest.fixture
-def ledger(tmp_path, clock):
-    book = Ledger(str(tmp_path / "ledger.sqlite"), clock=clock)
+def ledger(ledger_url, clock):  # noqa: F811  pylint: disable=redefined-outer-name
+    book = Ledger(ledger_url, clock=clock)
     yield book
     book.close()
 

@@ -138,3 +138,60 @@ def test_unknown_gang_is_a_clear_error(ledger):
 def test_bad_request_is_refused(ledger, size, deadline):
     with pytest.raises(GangError):
         gang.plan(ledger, "g1", "lab", size, deadline)
+
+
+def test_plan_takes_hot_then_ready_then_parked_then_provisionable(ledger):
+    _fleet(ledger, ready=["a", "b", "c"], enrolled=["d"])
+    ledger.transition("b", "hot", "t", "held in slurm")
+    ledger.transition("c", "parked", "t", "powered off")
+    planned, _unused = gang.plan(ledger, "g1", "lab", 4, 600)
+    assert [(m["node"], m["source"]) for m in planned["members"]] == [
+        ("a", "pool"), ("b", "pool"), ("c", "wake"), ("d", "provision")]
+    assert planned["wake"] == ["c"] and planned["pool"] == ["a", "b"]
+
+
+def test_substitute_swaps_a_failed_member_for_a_spare_and_keeps_the_record(ledger):
+    _fleet(ledger, enrolled=["n1", "n2", "n3", "n4"])
+    gang.plan(ledger, "g1", "lab", 2, 600, candidates=["n1", "n2"])
+    _provision(ledger, ["n1"])
+    _provision(ledger, ["n2"], upto="validating")
+    swapped, changed = gang.substitute(ledger, "g1", "n2", "gate: nvlink 310 < 400 GB/s", "ctl")
+    assert changed is True
+    assert [m["node"] for m in swapped["members"]] == ["n1", "n3"] and swapped["provision"] == ["n1", "n3"]
+    (record,) = swapped["substitutions"]
+    assert record["node"] == "n2" and record["status"] == "failed" and record["replaced_by"] == "n3"
+    assert record["reason"] == "gate: nvlink 310 < 400 GB/s"
+    assert ledger.get("n2")["state"] == "failed" and ledger.get("n2")["gang_id"] is None
+    assert ledger.get("n3")["gang_id"] == "g1"
+    assert gang.substitute(ledger, "g1", "n2", "again", "ctl")[1] is False
+    # the rollback keeps the substitution record
+    undone, _unused = gang.rollback(ledger, "g1", "deadline", "ctl")
+    assert undone["substitutions"][0]["replaced_by"] == "n3"
+    assert all(n["gang_id"] is None for n in ledger.nodes())
+
+
+def test_substitute_with_a_named_spare_and_refusals(ledger, clock):
+    _fleet(ledger, ready=["n1", "n2"], enrolled=["n3"])
+    _fleet(ledger, enrolled=["x1"], sku="h100")
+    gang.plan(ledger, "g1", "lab", 1, 60, candidates=["n1"])
+    with pytest.raises(GangError) as err:
+        gang.substitute(ledger, "g1", "n1", "slow", "ctl", spare="x1")
+    assert 'no usable spare "x1"' in err.value.msg
+    with pytest.raises(GangError):
+        gang.substitute(ledger, "g1", "n2", "not a member", "ctl")
+    swapped, _unused = gang.substitute(ledger, "g1", "n1", "missed its deadline", "ctl", spare="n3")
+    assert swapped["substitutions"][0]["status"] == "replaced"  # n1 was ready: not failed
+    assert ledger.get("n1")["state"] == "ready" and ledger.get("n1")["gang_id"] is None
+    clock.advance(61)
+    with pytest.raises(GangError) as err:
+        gang.substitute(ledger, "g1", "n3", "late", "ctl")
+    assert "Roll it back" in err.value.msg
+
+
+def test_hot_members_are_admitted(ledger):
+    _fleet(ledger, ready=["n1", "n2"])
+    ledger.transition("n1", "hot", "t", "held")
+    gang.plan(ledger, "g1", "lab", 2, 600)
+    gang.admitting(ledger, "g1")
+    done, _unused = gang.admitted(ledger, "g1", "t")
+    assert [m["state"] for m in done["members"]] == ["joined", "joined"]

@@ -6,7 +6,7 @@ import pytest
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.errors import (
     IllegalTransition, LedgerError)
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger import Ledger
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger import SCHEMA_VERSION, Ledger
 
 from .conftest import walk
 
@@ -68,19 +68,24 @@ def test_metadata_is_carried_forward(ledger):
     assert record["reason"] == "inspect"
 
 
-def test_wal_mode_and_schema_version(ledger):
-    conn = sqlite3.connect(ledger.path)
-    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
-
-
-def test_newer_schema_is_refused(tmp_path):
-    path = str(tmp_path / "l.sqlite")
+def test_sqlite_ledger_is_wal_and_stamped(tmp_path):
+    path = str(tmp_path / "wal.sqlite")
+    Ledger(path).close()
     conn = sqlite3.connect(path)
-    conn.execute("PRAGMA user_version=99")
-    conn.close()
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+
+def test_schema_version_is_recorded(ledger):
+    with ledger.transaction(write=False) as cur:
+        assert ledger.schema_version(cur) == SCHEMA_VERSION == 2
+
+
+def test_newer_schema_is_refused(ledger, ledger_url):
+    with ledger.transaction() as cur:
+        cur.execute("UPDATE ledger_meta SET value = '99' WHERE key = 'schema_version'")
     with pytest.raises(LedgerError) as err:
-        Ledger(path)
+        Ledger(ledger_url)
     assert "newer" in err.value.msg
 
 
@@ -101,29 +106,28 @@ def test_a_failed_transaction_rolls_back_every_write(ledger):
     assert ledger.get("n1")["state"] == "enrolled" and len(ledger.history()) == 1
 
 
-def _writer(path, node):
-    book = Ledger(path)
+def _writer(location, node):
+    book = Ledger(location)
     for target in BRINGUP:
         book.transition(node, target, "proc", "step")
     book.close()
 
 
-def test_concurrent_writers_from_separate_processes_lose_nothing(tmp_path):
-    path = str(tmp_path / "shared.sqlite")
-    Ledger(path).close()
-    procs = [multiprocessing.Process(target=_writer, args=(path, "n%d" % i)) for i in range(4)]
+def test_concurrent_writers_from_separate_processes_lose_nothing(ledger_url):
+    Ledger(ledger_url).close()
+    procs = [multiprocessing.Process(target=_writer, args=(ledger_url, "n%d" % i)) for i in range(4)]
     for proc in procs:
         proc.start()
     for proc in procs:
         proc.join(60)
     assert [p.exitcode for p in procs] == [0, 0, 0, 0]
-    book = Ledger(path)
+    book = Ledger(ledger_url)
     assert len(book.history()) == 4 * len(BRINGUP)
     assert {n["state"] for n in book.nodes()} == {"ready"}
 
 
-def _killed_midway(path):
-    book = Ledger(path)
+def _killed_midway(location):
+    book = Ledger(location)
     for target in BRINGUP[:4]:
         book.transition("n1", target, "proc", "step")
     with book.transaction() as cur:
@@ -131,16 +135,26 @@ def _killed_midway(path):
         os._exit(9)  # the controller dies inside the transaction, before COMMIT
 
 
-def test_a_controller_killed_mid_transaction_rerun_converges(tmp_path):
-    path = str(tmp_path / "crash.sqlite")
-    proc = multiprocessing.Process(target=_killed_midway, args=(path,))
+def test_a_controller_killed_mid_transaction_rerun_converges(ledger_url):
+    proc = multiprocessing.Process(target=_killed_midway, args=(ledger_url,))
     proc.start()
     proc.join(60)
     assert proc.exitcode == 9
-    book = Ledger(path)
+    book = Ledger(ledger_url)
     assert book.get("n1")["state"] == "configuring"  # the uncommitted step is gone, whole
     for target in BRINGUP:  # the re-run asks for every step again
         book.transition("n1", target, "rerun", "step", skip_if_past=True)
     seqs = [h["seq"] for h in book.history("n1")]
     assert [h["to_state"] for h in book.history("n1")] == BRINGUP
     assert seqs == list(range(1, len(BRINGUP) + 1))
+
+
+def test_a_database_error_is_a_ledger_error_and_rolls_back(ledger):
+    walk(ledger, "n1", BRINGUP[:1])
+    with pytest.raises(LedgerError) as err:
+        with ledger.transaction() as cur:
+            ledger.apply(cur, "n1", "inspected", "t", "ok")
+            cur.execute("INSERT INTO transitions (node, seq, to_state, at, who, why) "
+                        "VALUES ('n1', 2, 'imaging', 0, 't', 'duplicate seq')")
+    assert "Nothing of this change was recorded" in err.value.msg
+    assert ledger.get("n1")["state"] == "enrolled" and len(ledger.history("n1")) == 1

@@ -11,6 +11,11 @@ from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.error
     ("imaging", "failed"), ("configuring", "failed"), ("validating", "failed"),
     ("failed", "recycling"), ("failed", "break_fix"), ("break_fix", "enrolled"),
     ("joined", "decommissioned"), ("failed", "decommissioned"), (None, "enrolled"),
+    # warmth tiers
+    ("ready", "hot"), ("ready", "parked"), ("hot", "joined"), ("hot", "parked"),
+    ("hot", "draining"), ("hot", "recycling"), ("draining", "hot"), ("draining", "parked"),
+    ("parked", "waking"), ("parked", "recycling"), ("waking", "validating"), ("waking", "ready"),
+    ("waking", "hot"), ("waking", "failed"), ("parked", "decommissioned"), ("hot", "decommissioned"),
 ])
 def test_legal_transitions_pass(current, target):
     states.check_transition("n1", current, target)
@@ -20,6 +25,8 @@ def test_legal_transitions_pass(current, target):
     ("enrolled", "joined"), ("imaging", "ready"), ("validating", "joined"),
     ("failed", "ready"), ("joined", "imaging"), ("decommissioned", "enrolled"),
     ("ready", "imaging"), (None, "imaging"),
+    ("parked", "joined"), ("parked", "hot"), ("waking", "joined"), ("joined", "hot"),
+    ("joined", "parked"), ("hot", "ready"), ("enrolled", "parked"),
 ])
 def test_illegal_transitions_are_refused_with_the_allowed_list(current, target):
     with pytest.raises(IllegalTransition) as err:
@@ -44,6 +51,8 @@ def test_decommissioned_is_terminal():
     ("configuring", "imaging", True), ("imaging", "imaging", False),
     ("inspected", "imaging", False), ("ready", "validating", True),
     ("failed", "imaging", False), ("joined", "ready", True),
+    ("hot", "ready", True), ("hot", "imaging", True), ("hot", "joined", False),
+    ("parked", "ready", False), ("joined", "hot", True),
 ])
 def test_is_past_follows_the_bringup_path(current, target, expected):
     assert states.is_past(current, target) is expected
@@ -52,3 +61,9 @@ def test_is_past_follows_the_bringup_path(current, target, expected):
 def test_every_target_is_a_state():
     for targets in states.TRANSITIONS.values():
         assert set(targets) <= set(states.TRANSITIONS)
+
+
+def test_tier_lists():
+    assert states.WAKING in states.IN_PROGRESS
+    assert set(states.ADMISSIBLE) == {"hot", "ready"} and states.WAKEABLE == ("parked",)
+    assert {"hot", "parked", "waking"} <= set(states.STATES)

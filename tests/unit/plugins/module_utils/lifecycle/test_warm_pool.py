@@ -42,3 +42,9 @@ def test_invalid_policy_is_refused(policy, fragment):
     with pytest.raises(LifecycleError) as err:
         warm_pool.validate_policy(policy)
     assert fragment in err.value.msg
+
+
+def test_hot_nodes_count_as_ready():
+    records = [rec("a", "hot"), rec("b", "ready"), rec("c", "parked"), rec("d", "enrolled")]
+    (plan,) = warm_pool.plan_refill([{"sku": "h100", "min_ready": 3}], records)
+    assert plan["ready"] == ["a", "b"] and plan["provision"] == ["d"]

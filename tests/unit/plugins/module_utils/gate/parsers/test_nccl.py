@@ -69,7 +69,11 @@ FOOTER = "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 251.1\n"
     (HEADER_NEW + ROW_NEW.replace("251.13", "fast") + FOOTER, "'fast' is not a number", 2),
     (HEADER_NEW + ROW_NEW.replace("     -1", "") + FOOTER, "found 12", 2),
     ("#  size count type redop time algbw busbw\n", 'a header with "root"', 1),
-    (ROW_NEW + FOOTER, "the column header before result rows", 1),
+    (ROW_NEW.replace("     -1", "").replace("  0\n", "\n") + FOOTER, "13 columns (current format) or 12", 1),
+    (ROW_NEW.replace("float", "3.5") + FOOTER, "a data type and a reduction name", 1),
+    (ROW_NEW + ROW_NEW.replace("     -1", "") + FOOTER, "found 12", 2),  # a current table cannot turn legacy
+    (ROW_NEW + ROW_NEW.replace("8388608       2097152", "4194304       1048576") + FOOTER, "interleaved", 2),
+    (ROW_NEW + FOOTER + ROW_NEW.replace("float", "3.5"), "a data type and a reduction name", 4),
     (HEADER_NEW + "gpu-n07: Test NCCL failure common.cu:1050 'unhandled system error'\n", "reported a failure", 2),
     (HEADER_NEW + ROW_NEW + HEADER_NEW.replace("root", "").replace("#wrong", "error") + FOOTER,
      "the format changed mid-output", 3),
@@ -86,3 +90,30 @@ def test_nccl_info_and_warn_lines_are_ignored():
     text = (HEADER_NEW + "gpu-n07:3442:3442 [0] NCCL INFO Launch mode Parallel\n"
             "gpu-n07:3442:3460 [0] NCCL WARN NET/IB : Got async event : port error\n" + ROW_NEW + FOOTER)
     assert parse_nccl(text).busbw_at(8388608) == 251.13
+
+
+@pytest.mark.parametrize("name, runs, busbw", [
+    ("2.14-headerless-job-log-8xh100.txt", 1, 481.57),
+    ("2.14-headerless-nonmpi-busbw-zero.txt", 2, 0.0),
+])
+def test_headerless_capture_is_recognised_from_its_rows(name, runs, busbw):
+    result = parse_nccl(read(name))
+    assert (result.table_format, result.runs, result.nranks) == ("current", runs, 0)
+    assert result.busbw_at(GIB8) == busbw
+    assert result.row(GIB8).root == -1 and result.wrong_total() == 0
+
+
+def test_headerless_capture_matches_the_full_output():
+    full = parse_nccl(read("2.14-pass-8xh100-single-node.txt"))
+    bare = parse_nccl(read("2.14-headerless-job-log-8xh100.txt"))
+    assert bare.rows == full.rows and bare.avg_busbw == full.avg_busbw
+
+
+def test_real_legacy_capture_without_its_header_lines():
+    """The real A100 log cut at its first result row, as a job log shows it."""
+    with open(shared_fixture("real-outputs", "nccl_all_reduce_8xA100_legacy_format.txt")) as handle:
+        lines = handle.read().split("\n")
+    first = next(i for i, line in enumerate(lines) if line.strip().startswith("0 "))
+    bare = parse_nccl("\n".join(lines[first:]))
+    assert bare.table_format == "legacy" and len(bare.rows) == 34
+    assert bare.busbw_at(GIB8) == 235.26 and bare.row(GIB8).oop_wrong is None

@@ -2,7 +2,7 @@ import os
 
 import pytest
 
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.errors import ParseError
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.errors import NotReported, ParseError
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.nvidia_smi import (
     parse_nvidia_smi_csv, parse_nvidia_smi_q)
 from tests.helpers import shared_fixture
@@ -27,9 +27,10 @@ def test_real_query_gpu_csv_8xh100():
     assert set(name for _i, name in smi.names()) == {"NVIDIA H100 80GB HBM3"}
     assert smi.per_gpu("ecc_uncorrected_volatile") == tuple(("GPU%d" % i, 0) for i in range(8))
     assert "power.draw.average" in smi.fields  # the unit suffix "[W]" is stripped
-    with pytest.raises(ParseError) as err:
+    with pytest.raises(NotReported) as err:
         smi.per_gpu("remap_pending")  # not queried: never read as 0
-    assert "GPU0, GPU1" in str(err.value)
+    assert "remapped_rows.pending not reported by nvidia-smi for GPU0, GPU1" in str(err.value)
+    assert "Cannot parse" not in str(err.value)
 
 
 def test_real_q_page_retirement_8gpu():

@@ -1,54 +1,44 @@
 # -*- coding: utf-8 -*-
 # Private to the gpufleet.baremetal collection; not a public API.
-"""The gate's probes: which tool feeds which checks, with which arguments, in which order.
+"""The gate's probes: which tool runs, with which arguments, in which order, read by which parser.
 
 A probe is one tool invocation (or one input) whose raw output is saved as
 ``raw/<probe>.txt`` (per-item probes such as ``ib_write_bw`` save
-``raw/<probe>.<item>.txt``) and feeds one or more checks of the threshold catalog.
-``PROBES`` is in run order, cheapest first within each phase. ``collect`` produces the
-raw outputs (``ToolRun``s); ``extract`` functions (``measure.py``) turn them into
-measured values for ``thresholds.judge``.
+``raw/<probe>.<item>.txt``). ``PROBES`` is in run order, cheapest first within each
+phase; which checks a probe feeds, its phase and whether it may retry come from
+``catalog.CHECKS``. ``collect`` produces the raw outputs (``ToolRun``s) by the probe's
+mode; the extract functions (``measure.py``) parse them into measured values.
 """
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import collections
+import dataclasses
 import json
 import os
 import socket
+from typing import Callable, Optional
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate import measure
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.attestation import (
     IMAGE_RELEASE_PATH, extract_firmware, extract_image_release)
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.catalog import CHECKS, check_spec
+
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.runner import MISSING, ToolRun
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.soak import run_repeated
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.tpm import collect_quote, extract_tpm_quote
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.thresholds import parse_size
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.units import parse_size
 
-__all__ = ["Probe", "PROBES", "LOCAL_CHECKS", "RC_IS_NOT_A_VERDICT", "probe_by_name", "collect", "describe"]
+__all__ = ["Probe", "PROBES", "probe_by_name", "NVSMI_FIELDS", "collect", "describe", "fixed", "nvidia_smi_args", "dcgm_args",
+           "gpu_burn_args", "nvbandwidth_args", "nccl_single_args", "nccl_multi_args", "iperf3_args", "ib_args",
+           "fio_args"]
 
-Probe = collections.namedtuple("Probe", "name phase checks mode tool args extract retryable")
-
-# Checks the gate judges itself (not in the threshold catalog): the image release always,
-# the TPM quote when the caller asks for it (``tpm_quote`` option).
-LOCAL_CHECKS = ("image_release", "tpm_quote")
-# Probes whose exit status is not a verdict: dcgmi exits non-zero when a test fails (the
-# JSON says which), gpu-burn's exit code is unreliable (its summary is judged instead);
-# repeated runs record each iteration's status in their raw output.
-RC_IS_NOT_A_VERDICT = ("dcgm_diag", "gpu_burn", "reference_job", "soak")
 NVSMI_FIELDS = ("index,name,pci.bus_id,driver_version,ecc.errors.uncorrected.volatile.total,retired_pages.sbe,"
                 "retired_pages.dbe,retired_pages.pending,remapped_rows.pending,remapped_rows.failure")
 
 
-def _param(ctx, check, key, default):
-    threshold = ctx.threshold(check)
-    value = threshold.param(key) if threshold is not None else None
-    return default if value is None else value
-
-
 def _nccl_args(ctx, check, gpus):
-    size = int(_param(ctx, check, "message_size", parse_size("8G")))
+    size = int(ctx.param(check, "message_size", parse_size("8G")))
     return ["-b", str(size // 8), "-e", str(size), "-f", "2", "-g", str(gpus)]
 
 
@@ -58,11 +48,27 @@ def _gpus(ctx):
     return int(threshold.limit if threshold is not None else ctx.opt("gpus_per_node", 8))
 
 
-def _nccl_single(ctx):
+def nvidia_smi_args(ctx):
+    return ["--query-gpu=" + NVSMI_FIELDS, "--format=csv"]
+
+
+def dcgm_args(ctx):
+    return ["diag", "-r", str(ctx.param("dcgm_diag", "level", 3)), "-j"]
+
+
+def gpu_burn_args(ctx):
+    return [str(ctx.param("gpu_burn", "duration_s", 60))]
+
+
+def nvbandwidth_args(check):
+    return fixed("-t", measure.NVB_TESTCASES[check])
+
+
+def nccl_single_args(ctx):
     return _nccl_args(ctx, "nccl_single_node", _gpus(ctx))
 
 
-def _nccl_multi(ctx):
+def nccl_multi_args(ctx):
     """``mpirun -H leader,peer... -np N all_reduce_perf``: one rank per GPU on every node."""
     hosts = [ctx.opt("node", socket.gethostname())] + list(ctx.opt("peers", []))
     gpus = _gpus(ctx)
@@ -71,12 +77,11 @@ def _nccl_multi(ctx):
                        "all_reduce_perf"] + _nccl_args(ctx, "nccl_multi_node", 1)
 
 
-def _fio(rw, bs):
+def fio_args(check, rw, bs):
+    """fio in ``storage_dir`` with the check's size and runtime, JSON output."""
     def build(ctx):
-        check = "fio_" + {"read": "seq_read", "write": "seq_write", "randread": "rand_read",
-                          "randwrite": "rand_write"}[rw]
-        size = int(_param(ctx, check, "size", parse_size("1G")))
-        runtime = int(_param(ctx, check, "runtime_s", 30))
+        size = int(ctx.param(check, "size", parse_size("1G")))
+        runtime = int(ctx.param(check, "runtime_s", 30))
         folder = ctx.opt("storage_dir", "/var/tmp/gpufleet-gate")
         return ["--name=gpufleet-" + check, "--rw=" + rw, "--bs=" + bs, "--size=%d" % size,
                 "--runtime=%d" % runtime, "--time_based", "--ioengine=psync", "--numjobs=1",
@@ -84,65 +89,18 @@ def _fio(rw, bs):
     return build
 
 
-def _iperf3(ctx):
+def iperf3_args(ctx):
     peers = list(ctx.opt("peers", []))
-    seconds = int(_param(ctx, "iperf3_tcp", "duration_s", 5))
+    seconds = int(ctx.param("iperf3_tcp", "duration_s", 5))
     return ["-c", peers[0] if peers else ctx.opt("loopback_address", "127.0.0.1"), "-t", str(seconds), "-J"]
 
 
-def _ib(ctx):
+def ib_args(ctx):
     return ["--report_gbits", "-D", str(int(ctx.opt("ib_duration_s", 5)))]
 
 
-def _fixed(*args):
+def fixed(*args):
     return lambda ctx: list(args)
-
-
-PROBES = (
-    Probe("image_release", "attestation", ("image_release",), "file", None, None, extract_image_release, False),
-    Probe("firmware", "attestation", ("firmware_pins",), "input", None, None, extract_firmware, False),
-    Probe("tpm_quote", "attestation", ("tpm_quote",), "tpm", "tpm2_quote", None, extract_tpm_quote, False),
-    Probe("nvidia_smi_query", "gpu", ("gpu_count", "gpu_model", "ecc_uncorrectable", "retired_pages",
-                                      "retired_pages_pending", "row_remap_pending", "row_remap_failures"), "run", "nvidia-smi",
-          _fixed("--query-gpu=" + NVSMI_FIELDS, "--format=csv"), measure.nvidia_smi_query, False),
-    Probe("dmesg", "gpu", ("xid",), "run", "dmesg", _fixed(), measure.kernel_log, False),
-    Probe("dcgm_diag", "gpu", ("dcgm_diag",), "run", "dcgmi",
-          lambda ctx: ["diag", "-r", str(_param(ctx, "dcgm_diag", "level", 3)), "-j"], measure.dcgm_diag, False),
-    Probe("gpu_burn", "gpu", ("gpu_burn",), "run", "gpu_burn",
-          lambda ctx: [str(_param(ctx, "gpu_burn", "duration_s", 60))], measure.gpu_burn, False),
-    Probe("nvidia_smi_nvlink", "nvlink", ("nvlink_links",), "run", "nvidia-smi", _fixed("nvlink", "--status"),
-          measure.nvlink_status, False),
-    Probe("nvbandwidth_d2d", "nvlink", ("nvbandwidth_d2d",), "run", "nvbandwidth",
-          _fixed("-t", "device_to_device_memcpy_read_ce"), measure.nvbandwidth("nvbandwidth_d2d"), True),
-    Probe("nvbandwidth_h2d", "nvlink", ("nvbandwidth_h2d",), "run", "nvbandwidth",
-          _fixed("-t", "host_to_device_memcpy_ce"), measure.nvbandwidth("nvbandwidth_h2d"), True),
-    Probe("nvbandwidth_d2h", "nvlink", ("nvbandwidth_d2h",), "run", "nvbandwidth",
-          _fixed("-t", "device_to_host_memcpy_ce"), measure.nvbandwidth("nvbandwidth_d2h"), True),
-    Probe("nccl_single_node", "nvlink", ("nccl_single_node",), "run", "all_reduce_perf", _nccl_single,
-          measure.nccl("nccl_single_node"), True),
-    Probe("iperf3_tcp", "fabric", ("iperf3_tcp",), "iperf3", "iperf3", _iperf3, measure.iperf3, True),
-    Probe("ib_write_bw", "fabric", ("ib_write_bw",), "per_hca", "ib_write_bw", _ib, measure.ib_write_bw, True),
-    Probe("nccl_multi_node", "fabric", ("nccl_multi_node",), "launcher", "mpirun", _nccl_multi,
-          measure.nccl("nccl_multi_node"), True),
-    Probe("fio_seq_write", "storage", ("fio_seq_write",), "fio", "fio", _fio("write", "1M"),
-          measure.fio("fio_seq_write"), True),
-    Probe("fio_seq_read", "storage", ("fio_seq_read",), "fio", "fio", _fio("read", "1M"),
-          measure.fio("fio_seq_read"), True),
-    Probe("fio_rand_write", "storage", ("fio_rand_write",), "fio", "fio", _fio("randwrite", "4k"),
-          measure.fio("fio_rand_write"), True),
-    Probe("fio_rand_read", "storage", ("fio_rand_read",), "fio", "fio", _fio("randread", "4k"),
-          measure.fio("fio_rand_read"), True),
-    Probe("reference_job", "reference", ("reference_job",), "repeat", None, None, measure.repeated("reference_job"),
-          False),
-    Probe("soak", "soak", ("soak",), "repeat", None, None, measure.repeated("soak"), False),
-)
-
-
-def probe_by_name(name):
-    for probe in PROBES:
-        if probe.name == name:
-            return probe
-    raise KeyError(name)
 
 
 def _synthetic(key, text, error=None, reason=""):
@@ -204,7 +162,7 @@ def _launcher(probe, ctx):
         return [_synthetic(probe.name, "", MISSING, "%s: no peers given; the multi-node test runs on the set's "
                                                     "leader with peers set to the other members; on the members, "
                                                     "waive it with skip_checks: [nccl_multi_node]" % probe.name)]
-    nodes = _param(ctx, "nccl_multi_node", "nodes", None)
+    nodes = ctx.param("nccl_multi_node", "nodes", None)
     if nodes is not None and len(peers) + 1 != nodes:
         return [_synthetic(probe.name, "", MISSING, "%s: the profile wants a set of %d nodes, this leader was "
                                                     "given %d peer(s); pass %d peers" % (
@@ -257,3 +215,72 @@ def describe(probe, ctx):
     if probe.mode == "launcher":
         tool = list(ctx.opt("fabric_launcher", ["mpirun"]))[0]
     return {"probe": probe.name, "mode": probe.mode, "tool": tool, "args": probe.args(ctx)}
+
+
+@dataclasses.dataclass(frozen=True)
+class Probe:
+    """One tool invocation (or input) whose raw output is saved as ``raw/<name>.txt``.
+
+    ``mode`` picks the collector (``collect``); ``args(ctx)`` builds the argument list;
+    ``extract(texts, ctx)`` parses the saved outputs into {check: (measured, details)}.
+    ``rc_is_verdict`` False: the exit status is not a verdict (dcgmi exits non-zero when a
+    test fails and its JSON says which; gpu-burn's exit code is unreliable).
+    """
+
+    name: str
+    mode: str
+    tool: Optional[str]
+    args: Optional[Callable]
+    extract: Callable
+    rc_is_verdict: bool = True
+
+    @property
+    def checks(self):
+        return tuple(spec.name for spec in CHECKS if spec.probe == self.name)
+
+    @property
+    def phase(self):
+        return check_spec(self.checks[0]).phase
+
+    @property
+    def retryable(self):
+        return any(check_spec(name).retryable for name in self.checks)
+
+
+# Run order: cheapest first within each phase.
+PROBES = (
+    Probe("image_release", "file", None, None, extract_image_release),
+    Probe("firmware", "input", None, None, extract_firmware),
+    Probe("tpm_quote", "tpm", "tpm2_quote", None, extract_tpm_quote),
+    Probe("nvidia_smi_query", "run", "nvidia-smi", nvidia_smi_args, measure.nvidia_smi_query),
+    Probe("dmesg", "run", "dmesg", fixed(), measure.kernel_log),
+    Probe("dcgm_diag", "run", "dcgmi", dcgm_args, measure.dcgm_diag, rc_is_verdict=False),
+    Probe("gpu_burn", "run", "gpu_burn", gpu_burn_args, measure.gpu_burn, rc_is_verdict=False),
+    Probe("nvidia_smi_nvlink", "run", "nvidia-smi", fixed("nvlink", "--status"), measure.nvlink_status),
+    Probe("nvbandwidth_d2d", "run", "nvbandwidth", nvbandwidth_args("nvbandwidth_d2d"),
+          measure.nvbandwidth("nvbandwidth_d2d")),
+    Probe("nvbandwidth_h2d", "run", "nvbandwidth", nvbandwidth_args("nvbandwidth_h2d"),
+          measure.nvbandwidth("nvbandwidth_h2d")),
+    Probe("nvbandwidth_d2h", "run", "nvbandwidth", nvbandwidth_args("nvbandwidth_d2h"),
+          measure.nvbandwidth("nvbandwidth_d2h")),
+    Probe("nccl_single_node", "run", "all_reduce_perf", nccl_single_args, measure.nccl("nccl_single_node")),
+    Probe("iperf3_tcp", "iperf3", "iperf3", iperf3_args, measure.iperf3),
+    Probe("ib_write_bw", "per_hca", "ib_write_bw", ib_args, measure.ib_write_bw),
+    Probe("nccl_multi_node", "launcher", "mpirun", nccl_multi_args, measure.nccl("nccl_multi_node")),
+    Probe("fio_seq_write", "fio", "fio", fio_args("fio_seq_write", "write", "1M"), measure.fio("fio_seq_write")),
+    Probe("fio_seq_read", "fio", "fio", fio_args("fio_seq_read", "read", "1M"), measure.fio("fio_seq_read")),
+    Probe("fio_rand_write", "fio", "fio", fio_args("fio_rand_write", "randwrite", "4k"),
+          measure.fio("fio_rand_write")),
+    Probe("fio_rand_read", "fio", "fio", fio_args("fio_rand_read", "randread", "4k"),
+          measure.fio("fio_rand_read")),
+    # Repeated runs record each iteration's status in their raw output.
+    Probe("reference_job", "repeat", None, None, measure.repeated("reference_job"), rc_is_verdict=False),
+    Probe("soak", "repeat", None, None, measure.repeated("soak"), rc_is_verdict=False),
+)
+
+
+def probe_by_name(name):
+    for probe in PROBES:
+        if probe.name == name:
+            return probe
+    raise KeyError(name)

@@ -1,0 +1,108 @@
+"""Profile loading and validation: shipped profiles load, invalid ones name the key and the fix."""
+import re
+
+import pytest
+
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.errors import ProfileError
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.profile import load_profile, profile_from_dict
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.units import parse_size
+from tests.unit.plugins.module_utils.gate.gate_support import BASE, PROFILES, SKU_PROFILES, load, profile, shipped_path
+
+
+@pytest.mark.parametrize("name", PROFILES)
+def test_shipped_profiles_load_and_every_limit_names_its_source(name):
+    prof = load(name)
+    assert prof.name == name and prof.checks
+    with open(shipped_path(name)) as handle:
+        text = handle.read()
+    blocks = re.split(r"\n  (?=[a-z_0-9]+:\n)", text.split("\nchecks:\n", 1)[1])
+    for block in blocks:
+        check = block.strip().split(":", 1)[0]
+        assert "#" in block, "%s: check %s has no source comment" % (name, check)
+
+
+@pytest.mark.parametrize("name", SKU_PROFILES)
+def test_sku_profiles_cover_the_required_checks(name):
+    required = {"gpu_count", "gpu_model", "dcgm_diag", "ecc_uncorrectable", "row_remap_pending", "row_remap_failures",
+                "xid", "gpu_burn", "nvlink_links", "nvbandwidth_d2d", "nvbandwidth_h2d", "nvbandwidth_d2h",
+                "nccl_single_node", "nccl_multi_node", "ib_write_bw", "fio_seq_read", "fio_seq_write",
+                "fio_rand_read", "fio_rand_write", "soak"}
+    prof = load(name)
+    assert required <= set(check for check, _t in prof.checks)
+    assert all(prof.threshold(c).retries > 0 for c in ("nvbandwidth_d2d", "nccl_single_node", "ib_write_bw"))
+    assert prof.threshold("nccl_single_node").param("message_size") >= parse_size("8G")
+
+
+def test_lab_profile_has_firmware_pins_reference_job_and_soak():
+    prof = load("lab")
+    assert prof.threshold("firmware_pins").limit == (("BIOS", "2.1.0"), ("BMC", "1.4.2"))
+    assert prof.threshold("reference_job").param("metric") == "bandwidth"
+    assert prof.phase_checks("soak") == ("soak",)
+
+
+@pytest.mark.parametrize("overrides, key, fragment", [
+    ({"gpu_counts": {"equals": 8, "unit": "count"}}, "checks.gpu_counts", "unknown check"),
+    ({"gpu_count": {"equals": 8}}, "checks.gpu_count.unit", "missing unit"),
+    ({"nvbandwidth_d2d": {"min": 335, "unit": "IOPS"}}, "checks.nvbandwidth_d2d.unit", 'unit "IOPS" does not fit'),
+    ({"gpu_count": {"equals": 8, "unit": "gpus"}}, "checks.gpu_count.unit", "Use one of: count"),
+    ({"nvbandwidth_d2d": {"unit": "GB/s"}}, "checks.nvbandwidth_d2d.min", "missing limit"),
+    ({"nvbandwidth_d2d": {"min": 0, "unit": "GB/s"}}, "checks.nvbandwidth_d2d.min", "can never fail"),
+    ({"nvbandwidth_d2d": {"min": 9000, "unit": "GB/s"}}, "checks.nvbandwidth_d2d.min", "above what any supported"),
+    ({"ib_write_bw": {"min": 400, "unit": "GB/s"}}, "checks.ib_write_bw.min", "above what any supported"),
+    ({"ecc_uncorrectable": {"max": -1, "unit": "count"}}, "checks.ecc_uncorrectable.max", "-1 is impossible"),
+    ({"gpu_count": {"equals": 0, "unit": "count"}}, "checks.gpu_count.equals", "0 is impossible"),
+    ({"gpu_count": {"equals": "eight", "unit": "count"}}, "checks.gpu_count.equals", "is not a number"),
+    ({"gpu_count": {"equals": True, "unit": "count"}}, "checks.gpu_count.equals", "is not a number"),
+    ({"xid": {"deny": [], "unit": "xid"}}, "checks.xid.deny", "non-empty list of XID numbers"),
+    ({"gpu_model": {"one_of": "NVIDIA H100", "unit": "name"}}, "checks.gpu_model.one_of", "non-empty list of names"),
+    ({"firmware_pins": {"pins": {"BIOS": 2.1}, "unit": "version"}}, "checks.firmware_pins.pins.BIOS", "Quote it"),
+    ({"firmware_pins": {"pins": {}, "unit": "version"}}, "checks.firmware_pins.pins", "mapping of component"),
+    ({"gpu_count": {"equals": 8, "unit": "count", "retries": 1}}, "checks.gpu_count.retries", "only bandwidth"),
+    ({"nvbandwidth_d2d": {"min": 335, "unit": "GB/s", "retries": 9}}, "checks.nvbandwidth_d2d.retries", "between 0"),
+    ({"nvbandwidth_d2d": {"min": 335, "unit": "GB/s", "floor": 1}}, "checks.nvbandwidth_d2d.floor", "unknown key"),
+    ({"dcgm_diag": {"level": 5, "unit": "tests"}}, "checks.dcgm_diag.level", "from 1 to 4"),
+    ({"dcgm_diag": {"level": 3, "required": "memory", "unit": "tests"}}, "checks.dcgm_diag.required", "list of names"),
+    ({"nccl_single_node": {"min": 460, "unit": "GB/s", "message_size": "huge"}}, "checks.nccl_single_node.message_size",
+     "8G"),
+    ({"nccl_single_node": {"min": 460, "unit": "GB/s", "message_size": 0}}, "checks.nccl_single_node.message_size",
+     "above 0"),
+    ({"soak": {"min": 100, "metric": "x"}}, "checks.soak.unit", "missing unit"),
+    ({"soak": {"min": 100, "unit": "x", "command": ""}}, "checks.soak.command", "non-empty string"),
+    ({"gpu_count": [8]}, "checks.gpu_count", "not a mapping"),
+])
+def test_invalid_profiles_name_the_key_and_the_fix(overrides, key, fragment):
+    with pytest.raises(ProfileError) as err:
+        profile(**overrides)
+    assert err.value.key == key
+    assert err.value.profile == "t"
+    assert fragment in str(err.value)
+    assert str(err.value).startswith('Threshold profile "t" is invalid at "%s"' % key)
+
+
+@pytest.mark.parametrize("data, key", [
+    ([], "<top>"),
+    ({"checks": {}}, "checks"),
+    ({"profile": "other", "checks": BASE["checks"]}, "profile"),
+    ({"profile": "t", "checks": BASE["checks"], "thresholds": {}}, "thresholds"),
+])
+def test_invalid_profile_shapes(data, key):
+    with pytest.raises(ProfileError) as err:
+        profile_from_dict(data, "t")
+    assert err.value.key == key
+
+
+def test_load_profile_reports_yaml_and_file_errors(tmp_path):
+    bad = tmp_path / "broken.yml"
+    bad.write_text("checks: [\n")
+    with pytest.raises(ProfileError) as err:
+        load_profile(str(bad))
+    assert "not valid YAML" in str(err.value)
+    with pytest.raises(ProfileError) as err:
+        load_profile(str(tmp_path / "absent.yml"))
+    assert "cannot be read" in str(err.value)
+
+
+@pytest.mark.parametrize("value, size", [(8589934592, 8589934592), ("8G", 8589934592), ("128M", 134217728),
+                                         ("4KiB", 4096), ("16g", 17179869184)])
+def test_parse_size(value, size):
+    assert parse_size(value) == size
