@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 EXAMPLES = int(os.environ.get("GPUFLEET_HYPOTHESIS_EXAMPLES", "300"))
 
 # No deadline (the machine is shared: time is never asserted) and no example database
-# (nothing written into the checkout).
-PROPERTY = settings(max_examples=EXAMPLES, deadline=None, database=None,
+# (nothing written into the checkout); derandomized, so every run replays the same inputs.
+PROPERTY = settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 
 SCALARS = (st.none() | st.booleans() | st.integers(-2 ** 40, 2 ** 40)
