@@ -5,7 +5,7 @@ import importlib.util
 import pytest
 
 from tests.helpers import need
-from tests.integration.redfish.faultproxy import FaultProxy
+from tests.integration.redfish.faultproxy import rack_proxy
 from tests.integration.redfish.lab_fixture import Lab, MediaServer
 
 
@@ -27,7 +27,6 @@ def media(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def proxy(lab):
-    rack = lab.cfg["racks"][0]
-    proxy = FaultProxy("127.0.11.4", "https://%s:%d" % (rack["address"], rack["port"]), lab.ca)
+    proxy = rack_proxy(lab, "127.0.11.4")
     yield proxy
     proxy.stop()

@@ -129,3 +129,9 @@ class FaultProxy:
 
     def stop(self):
         self.server.shutdown()
+
+
+def rack_proxy(lab, address):
+    """A FaultProxy on ``address`` in front of the first rack of a lab_fixture.Lab."""
+    rack = lab.cfg["racks"][0]
+    return FaultProxy(address, "https://%s:%d" % (rack["address"], rack["port"]), lab.ca)

@@ -2,7 +2,7 @@
 a 401 in the middle of a session, malformed JSON."""
 import pytest
 
-from tests.integration.redfish.faultproxy import FaultProxy
+from tests.integration.redfish.faultproxy import rack_proxy
 from tests.integration.redfish.lab_fixture import run_playbook
 
 pytestmark = pytest.mark.integration
@@ -13,8 +13,7 @@ RESET = r"/Actions/ComputerSystem\.Reset$"
 
 @pytest.fixture(scope="module")
 def proxy(lab):
-    rack = lab.cfg["racks"][0]
-    proxy = FaultProxy("127.0.11.3", "https://%s:%d" % (rack["address"], rack["port"]), lab.ca)
+    proxy = rack_proxy(lab, "127.0.11.3")
     yield proxy
     proxy.stop()
 
