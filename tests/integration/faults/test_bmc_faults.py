@@ -10,14 +10,44 @@ checks three things:
 - the expected outcome: survived (with a warning when an answer was lost), or failed closed.
 docs/reliability.md ("BMC") has the table of these cases.
 """
+import importlib.util
+
 import pytest
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish import fanout
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.inventory import gather
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.power import set_power
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.provision import provision
+from tests.helpers import need
+from tests.integration.redfish.faultproxy import rack_proxy
+from tests.integration.redfish.lab_fixture import Lab, MediaServer
 
 pytestmark = pytest.mark.integration
+
+
+# Fixtures live here, not in a conftest.py: the other fault suites of this folder start
+# their own labs.
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    need(importlib.util.find_spec("sushy_tools") is not None,
+         "sushy-tools is not installed in the venv (make venv)")
+    lab = Lab(tmp_path_factory.mktemp("faults-lab")).start()
+    yield lab
+    lab.stop()
+
+
+@pytest.fixture(scope="module")
+def media(tmp_path_factory):
+    server = MediaServer(tmp_path_factory.mktemp("faults-media"), address="127.0.11.251")
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def proxy(lab):
+    proxy = rack_proxy(lab, "127.0.11.4")
+    yield proxy
+    proxy.stop()
 
 SYSTEM = r"^/redfish/v1/Systems/[^/?]+$"
 RESET = r"/Actions/ComputerSystem\.Reset$"
