@@ -1,5 +1,5 @@
 # Redfish control plane and lab BMC layer (issue 2). Included by the Makefile.
-.PHONY: demo-redfish lab-bmc-start lab-bmc-stop test-redfish test-redfish-unit bench-redfish bench-redfish-smoke
+.PHONY: demo-redfish lab-bmc-start lab-bmc-stop test-redfish test-redfish-unit test-faults-bmc bench-redfish bench-redfish-smoke
 
 REDFISH_DEMO_CONFIG ?= lab/bmc/demo/rack.yml
 REDFISH_DEMO_STATE := build/lab-bmc-demo
@@ -27,3 +27,6 @@ bench-redfish: venv collection ## the 1,000-system benchmark, methods a a3 b c d
 
 bench-redfish-smoke: venv collection ## the benchmark harness on 4 racks x 10 systems (about a minute)
 	$(PY) benchmarks/redfish/bench.py --racks 4 --nodes-per-rack 10 --subset 8 --methods a,a3,c,d,d3,d-min --workdir build/redfish-bench-smoke
+
+test-faults-bmc: venv collection ## fault matrix, BMC part: 14 faults through the fault proxy on an emulated rack (about a minute; takes the lab lock)
+	flock /tmp/gpufleet-lab.lock $(PY) -m pytest tests/integration/faults/test_bmc_faults.py $(PYTEST_ARGS)

@@ -8,11 +8,14 @@ __metaclass__ = type
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.inventory.addressing import (
     offset_address, parse_network, rail_offset)
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.inventory.errors import RackDescriptionError
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.inventory.schema import field, mapping
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.inventory.schema import (
+    field, integer, mapping)
 
 __all__ = ["MODES", "parse_fabric", "node_rails"]
 
 MODES = ("roce", "ib")
+# InfiniBand's smallest MTU (256) to the largest Ethernet jumbo frame (9216).
+MTU_RANGE = (256, 9216)
 
 
 def _mode(value, entry):
@@ -25,7 +28,7 @@ def parse_fabric(desc):
     """Return {'rack_stride', 'rails': [{'name', 'network', 'mtu', 'mode'}]} from ``fabric``."""
     fabric = field(desc, "fabric", "fabric", dict)
     mode = _mode(field(fabric, "mode", "fabric", str, "roce"), "fabric.mode")
-    mtu = field(fabric, "mtu", "fabric", int, 4200)
+    mtu = integer(fabric, "mtu", "fabric", MTU_RANGE[0], MTU_RANGE[1], 4200)
     stride = field(fabric, "rack_stride", "fabric", int, 64)
     if stride < 2:
         raise RackDescriptionError("fabric.rack_stride", "must be at least 2, got %d" % stride,
@@ -40,7 +43,7 @@ def parse_fabric(desc):
         rails.append({
             "name": name,
             "network": parse_network(field(rail, "subnet", entry, str), entry + ".subnet"),
-            "mtu": field(rail, "mtu", entry, int, mtu),
+            "mtu": integer(rail, "mtu", entry, MTU_RANGE[0], MTU_RANGE[1], mtu),
             "mode": _mode(field(rail, "mode", entry, str, mode), entry + ".mode"),
         })
     if not rails:

@@ -17,7 +17,7 @@ from ansible_collections.gpufleet.baremetal.plugins.module_utils.inventory.bmc i
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.inventory.errors import RackDescriptionError
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.inventory.fabric import node_rails, parse_fabric
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.inventory.schema import (
-    field, fmt, is_template, mapping)
+    field, fmt, integer, is_template, mapping)
 
 __all__ = ["build_hosts"]
 
@@ -32,7 +32,7 @@ def _skus(desc, rail_names):
             raise RackDescriptionError(entry + ".rails", "rails %s are not defined in fabric.rails" % unknown,
                                        "Use rail names from fabric.rails: %s." % ", ".join(rail_names))
         skus[name] = {
-            "rails": rails, "gpu_count": field(sku, "gpu_count", entry, int, 0),
+            "rails": rails, "gpu_count": integer(sku, "gpu_count", entry, 0, None, 0),
             "gpu_type": field(sku, "gpu_type", entry, str, "none"),
             "features": field(sku, "features", entry, list, []),
             "gate_profile": field(sku, "gate_profile", entry, str, name),
@@ -41,8 +41,11 @@ def _skus(desc, rail_names):
     return skus
 
 
-def _nodes(rack, entry):
-    slots = field(rack, "slots", entry, int)
+def _nodes(rack, entry, stride):
+    slots = integer(rack, "slots", entry, 1)
+    if slots >= stride:  # checked before expanding "all": a huge count must not fill memory
+        raise RackDescriptionError(entry, "%d slots do not fit fabric.rack_stride %d" % (slots, stride),
+                                   "Raise fabric.rack_stride above the slot count.")
     nodes = rack.get("nodes")
     if nodes in (None, "all"):
         return slots, [{"slot": s} for s in range(1, slots + 1)]
@@ -79,7 +82,7 @@ class _Builder:
         for pos, rack in enumerate(self.racks):
             entry = "racks[%d]" % pos
             name = field(rack, "name", entry, str)
-            index = field(rack, "index", entry, int)
+            index = integer(rack, "index", entry, 0)
             if index in indexes:
                 raise RackDescriptionError(entry, "rack index %d is also used by rack %s" % (index, indexes[index]),
                                            "Give every rack a unique index; addresses derive from it.")
@@ -91,10 +94,7 @@ class _Builder:
         return self.hosts
 
     def _rack(self, rack, entry, name, index):
-        slots, nodes = _nodes(rack, entry)
-        if slots >= self.fabric["rack_stride"]:
-            raise RackDescriptionError(entry, "%d slots do not fit fabric.rack_stride %d" % (slots, self.fabric["rack_stride"]),
-                                       "Raise fabric.rack_stride above the slot count.")
+        slots, nodes = _nodes(rack, entry, self.fabric["rack_stride"])
         for pos, node in enumerate(nodes):
             node_entry = "%s.nodes[%d]" % (entry, pos)
             slot = field(node, "slot", node_entry, int)
@@ -104,7 +104,8 @@ class _Builder:
             self.hosts.append(self._node(rack, node, node_entry, name, index, slot))
 
     def _sku(self, rack, node, entry):
-        sku = node.get("sku") or rack.get("sku") or self.fleet.get("sku")
+        sku = (field(node, "sku", entry, str, None) or field(rack, "sku", entry, str, None)
+               or field(self.fleet, "sku", "fleet", str, None))
         if sku not in self.skus:
             raise RackDescriptionError(entry, "SKU %r is not defined" % (sku,),
                                        "Set sku on the node, its rack or fleet to one of: %s." % ", ".join(sorted(self.skus)))

@@ -7,7 +7,7 @@ __metaclass__ = type
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.inventory.errors import RackDescriptionError
 
-__all__ = ["MISSING", "field", "mapping", "fmt", "is_template"]
+__all__ = ["MISSING", "field", "integer", "mapping", "fmt", "is_template"]
 
 MISSING = object()
 _TYPE_NAMES = {dict: "a mapping", list: "a list", int: "an integer", str: "a string", bool: "true or false"}
@@ -35,6 +35,16 @@ def field(data, key, entry, kind, default=MISSING):
     if not _type_ok(value, kind):
         raise RackDescriptionError("%s.%s" % (entry, key), "expected %s, got %r" % (_TYPE_NAMES[kind], value),
                                    "Fix the value's type.")
+    return value
+
+
+def integer(data, key, entry, low, high=None, default=MISSING):
+    """An integer field within ``low..high`` (``high`` None: no upper bound)."""
+    value = field(data, key, entry, int, default)
+    if value < low or (high is not None and value > high):
+        span = "%d..%d" % (low, high) if high is not None else "at least %d" % low
+        raise RackDescriptionError("%s.%s" % (entry, key), "%d is out of range (%s)" % (value, span),
+                                   "Set %s to a value in that range." % key)
     return value
 
 

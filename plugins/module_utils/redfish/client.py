@@ -223,7 +223,7 @@ class RedfishClient:
             rsp = self._send(method, path, body, headers or {})
         if rsp.status in (401, 403):
             raise self._auth_error(rsp, "%s %s" % (method, path))
-        if rsp.status >= 400 and rsp.status not in (allow or ()):
+        if rsp.status >= 300 and rsp.status not in (allow or ()):
             raise self._http_error(rsp, method, path)
         return rsp
 
@@ -300,6 +300,8 @@ class RedfishClient:
 
     def _http_error(self, rsp, method, path):
         message, message_id = _redfish_message(rsp)
+        if 300 <= rsp.status < 400:
+            message = "a redirect to %s" % (rsp.headers.get("location") or "nowhere")
         return BmcHTTPError(
             "BMC of node %s at %s rejected %s %s with HTTP %d%s. %s"
             % (self.node, self.baseuri, method, path, rsp.status,
@@ -315,6 +317,9 @@ def _cause(exc, timeout):
 
 
 def _hint(status):
+    if 300 <= status < 400:
+        return ("Redfish resources answer in place; the redirect was not followed (a loop or a "
+                "proxy in the way?). Check baseuri: use the BMC's own address.")
     if status == 404:
         return "The resource does not exist on this BMC: check the system id."
     if status in REFUSED_STATUSES:

@@ -56,12 +56,12 @@ def _direct(client, collection_path, member_id):
     if not member_id or "/" in member_id:
         return None
     path = collection_path.rstrip("/") + "/" + member_id
-    rsp = client.request("GET", path, allow={400, 404, 405, 501})
+    rsp = client.request("GET", path, allow={301, 302, 307, 308, 400, 404, 405, 501})
     if rsp.status in (301, 302, 307, 308):
         target = "/" + rsp.headers.get("location", "").split("://", 1)[-1].split("/", 1)[-1]
         if not target.startswith(collection_path.rstrip("/") + "/"):
             return None
-        path, rsp = target, client.request("GET", target, allow={404})
+        path, rsp = target, client.request("GET", target, allow={301, 302, 307, 308, 404})
     if rsp.status != 200:
         return None
     data = client.remember(path, rsp)

@@ -25,7 +25,9 @@ SUBSETS = ("system", "nics", "processors", "managers", "firmware")
 
 def _health(fields):
     status = fields.sub("Status")
-    return status.text("HealthRollup") or status.text("HealthRollUp") or status.text("Health")
+    # Read (and so type-check) all three before choosing: the rollup wins when present.
+    values = [status.text(k) for k in ("HealthRollup", "HealthRollUp", "Health")]
+    return next((v for v in values if v), None)
 
 
 def system_facts(system, node=""):

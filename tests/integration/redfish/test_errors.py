@@ -14,7 +14,8 @@ CASES = {
                           "Available: "),
     "Unsupported reset type": ("needs reset type PowerCycle, which the BMC of node raw-n01",
                                "Allowed: On, ForceOff"),
-    "Untrusted certificate": ("TLS verification failed", "set ca_path"),
+    "Untrusted certificate": ("TLS verification of the certificate of the BMC of node",
+                              "Set ca_path to the CA"),
 }
 
 

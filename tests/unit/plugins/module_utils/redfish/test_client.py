@@ -227,3 +227,11 @@ def test_post_500_is_not_resent(rf, generic, clock):
     with pytest.raises(BmcHTTPError) as err:
         rf.make_client(generic, clock).post(SYSTEM + "/Actions/X", {})
     assert len(generic.calls("POST")) == 1 and "event log" in err.value.msg
+
+
+def test_a_redirect_is_not_followed_and_never_read_as_an_empty_resource(rf, generic, clock):
+    generic.on("GET", SYSTEM, rf.ok(None, 307, {"Location": SYSTEM}))
+    with pytest.raises(BmcHTTPError) as err:
+        rf.make_client(generic, clock).get(SYSTEM)
+    assert "HTTP 307: a redirect to " + SYSTEM in err.value.msg and "not followed" in err.value.msg
+    assert len(generic.calls("GET", SYSTEM)) == 1

@@ -113,6 +113,10 @@ def test_direct_lookup_follows_a_redirect_within_the_collection(rf, generic):
 def test_redirect_outside_the_collection_is_not_followed(rf, generic):
     generic.on("GET", "/redfish/v1/Systems/1",
                rf.ok({}, 307, {"Location": "https://evil/elsewhere"}))
-    with pytest.raises(DiscoveryError):
+    # Scanning the members for "x1" reads Systems/1: its redirect is an error, never a body.
+    from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.errors import (
+        BmcHTTPError,
+    )
+    with pytest.raises(BmcHTTPError, match="a redirect to https://evil/elsewhere"):
         discovery.find_system(rf.make_client(generic), "x1")
     assert discovery.find_system(rf.make_client(generic), "1") == "/redfish/v1/Systems/1"
