@@ -110,6 +110,9 @@ def test_gang_member_slurmd_dies_during_admission_rolls_back_and_deletes_the_res
     assert_ledger_sound()
 
 
+@pytest.mark.skipif(os.environ.get("GPUFLEET_FAULTS_UNPROVEN") != "1",
+                    reason="moved to rack_r2 after its only lab run and not re-run yet (docs/reliability.md, "
+                           "Known gaps); opt in with GPUFLEET_FAULTS_UNPROVEN=1")
 def test_slurmctld_restarted_during_admission_ends_admitted_or_rolled_back_never_half(lab):
     """On rack_r2's free nodes: lab-r1n4's killed slurmd (above) leaves it unable to re-register."""
     rc = _gang("fault-gang-ctld", lambda: lf.docker("restart", lf.SLURMCTLD, check=True), rack="rack_r2")
