@@ -17,6 +17,8 @@ __all__ = ["SECRET_NAME", "MASK", "scrub_env", "scrub_artifacts"]
 MASK = "********"
 # Variable names that carry credentials by convention (PostgreSQL, Ansible vault, ours).
 SECRET_NAME = re.compile(r"PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN|CREDENTIAL|PRIVATE_KEY|^PGPASS$", re.I)
+# A password inside a URL of any variable: scheme://user:PASSWORD@host (a ledger or proxy URL).
+URL_PASSWORD = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^/:@\s]*:)(?P<password>[^@\s/]+)(?=@)")
 
 
 def scrub_env(env):
@@ -26,8 +28,11 @@ def scrub_env(env):
         if SECRET_NAME.search(key) and value:
             clean[key] = MASK
             masked += 1
-        else:
-            clean[key] = value
+            continue
+        if isinstance(value, str) and URL_PASSWORD.search(value):
+            value = URL_PASSWORD.sub(lambda m: m.group("head") + MASK, value)
+            masked += 1
+        clean[key] = value
     return clean, masked
 
 

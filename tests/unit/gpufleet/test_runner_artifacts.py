@@ -46,3 +46,11 @@ def test_a_missing_or_unfinished_artifact_is_skipped(tmp_path):
 def test_empty_secret_values_are_not_counted():
     clean, masked = scrub_env({"PGPASSWORD": "", "X": "1"})
     assert masked == 0 and clean == {"PGPASSWORD": "", "X": "1"}
+
+
+def test_a_password_inside_a_url_is_masked_wherever_the_url_sits():
+    clean, masked = scrub_env({"GPUFLEET_TEST_PG_URL": "postgresql://gpufleet:pa55word@127.0.0.1:5432/db",
+                               "HTTPS_PROXY": "http://proxy.example:3128", "X": "a:b@c"})
+    assert masked == 1
+    assert clean["GPUFLEET_TEST_PG_URL"] == "postgresql://gpufleet:" + MASK + "@127.0.0.1:5432/db"
+    assert clean["HTTPS_PROXY"] == "http://proxy.example:3128" and clean["X"] == "a:b@c"
