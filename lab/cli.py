@@ -12,18 +12,18 @@ HELP = "the lab (digital twin): up, publish, down, status, fault, clear-faults, 
 
 
 def _twin():
-    from lab.twin import config, lab
-    return config, lab
+    from lab.twin import lab
+    return lab
 
 
 def _config(args):
-    config, _lab = _twin()
+    from lab.twin import config
     return config.load(args.config, racks=getattr(args, "racks", None),
                        nodes_per_rack=getattr(args, "nodes_per_rack", None))
 
 
 def cmd_up(args):
-    _config_mod, lab = _twin()
+    lab = _twin()
     cfg = _config(args)
     vars_path = lab.up(cfg, bmc_only=args.bmc_only)
     print("lab up: %d racks x %d nodes; playbook vars: %s" % (cfg.racks, cfg.nodes_per_rack, vars_path))
@@ -31,19 +31,19 @@ def cmd_up(args):
 
 
 def cmd_publish(args):
-    _config_mod, lab = _twin()
+    lab = _twin()
     lab.publish_image(_config(args), args.version)
     return 0
 
 
 def cmd_down(args):
-    _config_mod, lab = _twin()
+    lab = _twin()
     lab.down(_config(args), purge=args.purge)
     return 0
 
 
 def cmd_status(args):
-    _config_mod, lab = _twin()
+    lab = _twin()
     report = lab.status(_config(args))
     if args.json:
         print(json.dumps(report, indent=2, sort_keys=True))
@@ -72,14 +72,14 @@ def _params(pairs):
 
 
 def cmd_fault(args):
-    _config_mod, lab = _twin()
+    lab = _twin()
     model = lab.inject_fault(_config(args), args.node, args.type, **_params(args.param))
     print("%s faults: %s" % (args.node, json.dumps(model["faults"])))
     return 0
 
 
 def cmd_clear(args):
-    _config_mod, lab = _twin()
+    lab = _twin()
     lab.clear_faults(_config(args), args.node)
     return 0
 

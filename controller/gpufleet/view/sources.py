@@ -93,8 +93,7 @@ def ledger_gangs(ledger):
     """Gangs still forming (not admitted or rolled back) with their active members."""
     from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import ledger_gangs as sql
     with ledger.transaction(write=False) as cur:
-        ids = [r[0] for r in cur.execute("SELECT gang_id FROM gangs ORDER BY gang_id").fetchall()]
-        gangs = [sql.load(cur, gang_id) for gang_id in ids]
+        gangs = [sql.load(cur, gang_id) for gang_id in sql.gang_ids(cur)]
     return tuple(dict(g, job=_job_of_gang(g["gang_id"]),
                       members=[dict(m, status="member") for m in g["members"]])
                  for g in gangs if g["status"] not in ("admitted", "rolled_back", "released"))

@@ -11,7 +11,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-__all__ = ["load", "create", "add_member", "set_status", "set_member", "MEMBER", "REPLACED",
+__all__ = ["gang_ids", "load", "create", "add_member", "set_status", "set_member", "MEMBER", "REPLACED",
            "FAILED"]
 
 MEMBER = "member"
@@ -19,6 +19,11 @@ REPLACED = "replaced"
 FAILED = "failed"
 _GANG_COLUMNS = ("gang_id", "sku", "size", "deadline", "status", "reason", "created_at", "updated_at")
 _MEMBER_COLUMNS = ("node", "source", "status", "replaced_by", "reason", "at")
+
+
+def gang_ids(cur):
+    """Every gang id in the ledger, sorted."""
+    return [r[0] for r in cur.execute("SELECT gang_id FROM gangs ORDER BY gang_id").fetchall()]
 
 
 def load(cur, gang_id):
