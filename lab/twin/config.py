@@ -78,7 +78,8 @@ class LabConfig:
     def _derive_nodes(self, pattern):
         nodes = []
         for rack in range(1, self.racks + 1):
-            address = _check_address(self.bmc["address_pattern"].format(rack=rack), "BMC address of rack %d" % rack)
+            address = _check_address(self.bmc["address_pattern"].format(rack=rack),
+                                     "bmc.address_pattern (rack %d)" % rack)
             for slot in range(1, self.nodes_per_rack + 1):
                 name = pattern.format(rack=rack, slot=slot)
                 nodes.append(Node(name, "r%d" % rack, slot, address, int(self.bmc["port"])))
