@@ -16,64 +16,18 @@ import json
 import os
 import random
 import signal
-import subprocess
 import time
 
 import pytest
-import requests
-import yaml
 
 from lab import controller_demo as demo
-from tests.helpers import ROOT, ensure_base_image, need_docker
+from tests.helpers import ROOT
+from tests.integration.controller.steps import LAB_MARKS, POLICY, decisions, gpufleet, history, power_state
 
 # Opt-in (`make test-controller-lab` sets GPUFLEET_CONTROLLER_LAB=1): the gang-with-spare and
 # parking scenarios were fixed after the last lab run and are not yet proven end to end, and the
 # module takes over 20 minutes; `make test` (CI) leaves it out until both are settled (issue 13).
-pytestmark = [pytest.mark.integration, pytest.mark.slow,
-              pytest.mark.skipif(os.environ.get("GPUFLEET_CONTROLLER_LAB") != "1",
-                                 reason="controller lab scenarios are opt-in: make test-controller-lab")]
-
-GPUFLEET = os.path.join(ROOT, ".venv", "bin", "gpufleet")
-POLICY = os.path.join(ROOT, "lab", "config", "capacity.yml")
-
-
-def gpufleet(*args, timeout=1500, check=True):
-    proc = subprocess.run([GPUFLEET] + list(args), cwd=ROOT, capture_output=True, text=True, timeout=timeout)
-    if check and proc.returncode != 0:
-        pytest.fail("gpufleet %s failed (%d):\n%s\n%s" % (" ".join(args), proc.returncode, proc.stdout[-4000:],
-                                                          proc.stderr[-3000:]))
-    return proc
-
-
-@pytest.fixture(scope="session")
-def lab():
-    need_docker()
-    ensure_base_image()
-    gpufleet("image", "build", "lab", "--generate-key")
-    gpufleet("lab", "down", "--purge", timeout=300)
-    gpufleet("lab", "up", timeout=600)
-    gpufleet("lab", "publish", "--version", "lab")
-    state = {"controller": None}
-    yield state
-    if state["controller"]:
-        state["controller"].stop(signal.SIGKILL, timeout=60)
-    gpufleet("lab", "down", timeout=300, check=False)
-
-
-def decisions():
-    led = demo.ledger()
-    try:
-        return demo.records.decisions(led)
-    finally:
-        led.close()
-
-
-def history():
-    led = demo.ledger()
-    try:
-        return led.history()
-    finally:
-        led.close()
+pytestmark = LAB_MARKS
 
 
 def test_dry_run_plans_the_hot_floor_and_changes_nothing(lab):
@@ -149,25 +103,11 @@ def test_a_gang_gets_a_spare_for_a_faulty_member_and_starts_all_at_once(lab):
     lab["four"] = (job_id, demo.timeline(job_id, info))
 
 
-def _power(node):
-    # The vars file holds a lookup of the lab's secret file, not the password: ask the lab.
-    from lab.twin import config as lab_config
-    cfg = lab_config.load(None)
-    with open(os.path.join(ROOT, "build", "lab", "vars.yml")) as handle:
-        lab_vars = yaml.safe_load(handle)
-    rack = node.split("r")[1].split("n")[0]
-    url = "https://127.0.20.%s:8443/redfish/v1/Systems/%s" % (rack, node)
-    answer = requests.get(url, auth=(lab_vars["vault_gpufleet_bmc_username"], cfg.bmc_password),
-                          verify=lab_vars["gpufleet_bmc_ca_path"], timeout=30)
-    assert answer.status_code == 200, (url, answer.status_code, answer.text[:300])
-    return answer.json()["PowerState"]
-
-
 def test_idle_nodes_are_parked_powered_off_and_gone(lab):
     demo.wait_for("a parked node", lambda: demo._parked(), 900, poll=5)
     demo.wait_for("parked containers gone", lambda: not (demo._containers() & demo._parked()), 300)
     parked = sorted(demo._parked())
-    assert all(_power(n) == "Off" for n in parked), parked
+    assert all(power_state(n) == "Off" for n in parked), parked
     report = os.path.join(ROOT, "build", "lab", "controller-report.json")
     with open(report, "w") as handle:
         json.dump({k: lab.get(k) for k in ("two", "four")}, handle, indent=2)
