@@ -88,8 +88,11 @@ def _demand(inputs, demand_rows, gpus):
     return values, shortfall
 
 
-def metric_values(inputs, demand_rows=(), decision_rows=()):
-    """{metric name: [(label values tuple, value)]} for every metric in METRICS."""
+def metric_values(inputs, demand_rows=(), decision_counts=None):
+    """{metric name: [(label values tuple, value)]} for every metric in METRICS.
+
+    ``demand_rows``: at least each pool's newest demand row; ``decision_counts``:
+    {(pool, action, ok|failed|pending): n} as ``decisions.decision_counts`` returns it."""
     rows = list(_node_rows(inputs))
     state_of = lambda r: r[2] or "not_enrolled"  # noqa: E731
     gpus = {}
@@ -105,7 +108,6 @@ def metric_values(inputs, demand_rows=(), decision_rows=()):
         "gpufleet_gate_checks": sorted(_gate(inputs).items()),
         "gpufleet_demand_gpus": demand,
         "gpufleet_shortfall_gpus": shortfall,
-        "gpufleet_decisions": sorted(_count(decision_rows, lambda d: (
-            d.get("pool") or "", d["action"], d.get("outcome") or "pending")).items()),
+        "gpufleet_decisions": sorted((decision_counts or {}).items()),
         "gpufleet_ledger_up": [((), 1)],
     }

@@ -45,7 +45,7 @@ class LedgerCollector:
         ledger = self.opener()
         try:
             inputs = sources.load(ledger, self.policy, self.clock(), gate_dir=self.gate_dir, hosts=self.hosts)
-            return metric_values(inputs, decisions.demand_history(ledger), decisions.decisions(ledger))
+            return metric_values(inputs, decisions.latest_demand(ledger), decisions.decision_counts(ledger))
         finally:
             ledger.close()
 

@@ -20,8 +20,8 @@ import json
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.errors import LedgerError
 
-__all__ = ["record_decision", "decisions", "set_outcome", "record_demand", "demand_history",
-           "record_node_sample", "node_samples"]
+__all__ = ["record_decision", "decisions", "decision_counts", "set_outcome", "record_demand",
+           "demand_history", "latest_demand", "record_node_sample", "node_samples"]
 
 _DECISION_COLUMNS = ("id", "at", "controller", "pool", "action", "nodes", "job", "reason",
                      "demand", "supply", "outcome", "outcome_at")
@@ -76,6 +76,19 @@ def decisions(ledger, since=None, pool=None, limit=None):
     return [_decision(r) for r in reversed(rows)]
 
 
+def decision_counts(ledger):
+    """{(pool, action, outcome class): count} counted by the database, for a metrics scrape that
+    must not read every decision. Outcomes are free text ("failed: playbook ... see build/runs/
+    ctl-12-bringup"), so they are classed as ``ok``, ``failed`` or ``pending`` (no outcome yet):
+    one label value per decision would grow the metric without bound."""
+    query = ("SELECT COALESCE(pool, ''), action, CASE WHEN outcome IS NULL THEN 'pending' "
+             "WHEN outcome = 'ok' THEN 'ok' ELSE 'failed' END AS outcome_class, COUNT(*) "
+             "FROM decisions GROUP BY COALESCE(pool, ''), action, outcome_class")
+    with ledger.transaction(write=False) as cur:
+        rows = cur.execute(query).fetchall()
+    return dict(((pool, action, outcome), int(count)) for pool, action, outcome, count in rows)
+
+
 def set_outcome(ledger, decision_id, outcome):
     """Record how decision ``decision_id`` ended; raises when there is no such decision."""
     with ledger.transaction() as cur:
@@ -111,6 +124,17 @@ def demand_history(ledger, pool=None, since=None, until=None):
     with ledger.transaction(write=False) as cur:
         rows = cur.execute("SELECT %s FROM demand_history%s ORDER BY pool, minute"
                            % (", ".join(_DEMAND_COLUMNS), where), params).fetchall()
+    return [dict(zip(_DEMAND_COLUMNS, r)) for r in rows]
+
+
+def latest_demand(ledger):
+    """Each pool's newest demand row (one row per pool, pool order), read by an index-backed
+    query instead of the whole history."""
+    columns = ", ".join("d." + c for c in _DEMAND_COLUMNS)
+    with ledger.transaction(write=False) as cur:
+        rows = cur.execute("SELECT %s FROM demand_history d JOIN (SELECT pool, MAX(minute) AS minute "
+                           "FROM demand_history GROUP BY pool) newest ON d.pool = newest.pool "
+                           "AND d.minute = newest.minute ORDER BY d.pool" % columns).fetchall()
     return [dict(zip(_DEMAND_COLUMNS, r)) for r in rows]
 
 

@@ -52,8 +52,14 @@ def test_scraped_numbers_match_the_ledger_and_follow_it(tmp_path):
         # A decision written after the first scrape shows in the next one: read on every scrape.
         book = Ledger(path, clock=lambda: T0 + 4 * H)
         decisions.record_decision(book, "ctl-1", "h100", "wake", ["n4"], "hot floor 2", outcome="ok")
+        failed = decisions.record_decision(book, "ctl-1", "h100", "wake", ["n5"], "hot floor 2")
+        decisions.set_outcome(book, failed, "failed: playbook failed (rc=2), see build/runs/ctl-%d-wake" % failed)
         book.close()
-        assert _scrape(server)[key] == 2
+        again = _scrape(server)
+        assert again[key] == 2
+        # free-text failures are one label value, never one per decision
+        assert again[("gpufleet_decisions_total", (("action", "wake"), ("outcome", "failed"), pool))] == 1
+        assert not [k for k in again if k[0] == "gpufleet_decisions_total" and "rc=2" in str(k)]
     finally:
         server.shutdown()
 

@@ -49,3 +49,25 @@ def test_node_samples(ledger):
     decisions.record_node_sample(ledger, 12.0, "n1", "allocated", None)
     assert [s["slurm_state"] for s in decisions.node_samples(ledger, node="n1")] == ["idle", "allocated"]
     assert [s["node"] for s in decisions.node_samples(ledger, since=11.0)] == ["n2", "n1"]
+
+
+def test_decision_counts_class_outcomes_so_labels_stay_bounded(ledger):
+    ok = decisions.record_decision(ledger, "ctl-a", "h100", "wake", ["n1"], "floor")
+    decisions.set_outcome(ledger, ok, "ok")
+    for node in ("n2", "n3"):
+        failed = decisions.record_decision(ledger, "ctl-a", "h100", "wake", [node], "floor")
+        decisions.set_outcome(ledger, failed, "failed: playbook failed (rc=2), see build/runs/ctl-%s" % failed)
+    decisions.record_decision(ledger, "ctl-a", "h100", "wake", ["n4"], "floor")
+    decisions.record_decision(ledger, "ctl-a", None, "park", ["n5"], "idle", outcome="ok")
+    assert decisions.decision_counts(ledger) == {("h100", "wake", "ok"): 1, ("h100", "wake", "failed"): 2,
+                                                 ("h100", "wake", "pending"): 1, ("", "park", "ok"): 1}
+
+
+def test_latest_demand_is_each_pools_newest_minute(ledger):
+    assert decisions.latest_demand(ledger) == []
+    decisions.record_demand(ledger, "h100", 1800000000, 8, 16, 8)
+    decisions.record_demand(ledger, "h100", 1800000120, 16, 0, 0)
+    decisions.record_demand(ledger, "b200", 1800000060, 0, 8, 8)
+    got = decisions.latest_demand(ledger)
+    assert [(r["pool"], r["minute"], r["gpus_running"]) for r in got] == [("b200", 1800000060, 0),
+                                                                          ("h100", 1800000120, 16)]
