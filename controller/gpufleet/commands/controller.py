@@ -9,32 +9,25 @@ import signal
 import socket
 import sys
 
-import yaml
-
-from gpufleet.collection import repo_path
+from gpufleet import lab_target
 
 NAME = "controller"
 HELP = "capacity controller: supply that follows Slurm demand (run, once, status)"
-LAB_VARS = ("build", "lab", "vars.yml")
-LAB_INVENTORY = ("inventories", "lab.rack.yml")
 
 
 def _settings(args):
     """Ledger, inventory, variable files and the Slurm command prefix from flags (and the lab)."""
     var_files = list(args.vars or [])
     if args.lab:
-        var_files.insert(0, repo_path(*LAB_VARS))
-    merged = {}
-    for path in var_files:
-        with open(path) as handle:
-            merged.update(yaml.safe_load(handle) or {})
+        var_files.insert(0, lab_target.vars_path())
+    merged = lab_target.merged_vars(var_files)
     ledger = args.ledger or merged.get("gpufleet_ledger")
     prefix = args.slurm_prefix.split() if args.slurm_prefix is not None else (
-        ["docker", "exec", merged["gpufleet_slurm_controller_host"]] if args.lab else [])
+        lab_target.slurm_prefix(merged) if args.lab else [])
     if not ledger:
         from gpufleet.controller.errors import ControllerError
         raise ControllerError("No ledger: pass --ledger PATH|URL or --lab (build/lab/vars.yml names it).")
-    inventory = os.path.abspath(args.inventory or repo_path(*LAB_INVENTORY))
+    inventory = os.path.abspath(args.inventory or lab_target.inventory_path())
     return ledger, inventory, var_files, prefix
 
 

@@ -10,14 +10,11 @@ import time
 
 import yaml
 
-from gpufleet import playbook_runner
-from gpufleet.collection import repo_path
+from gpufleet import lab_target, playbook_runner
 
 NAME = "run"
 HELP = "run a lifecycle playbook with live per-node progress and write the report"
 # The lab writes its variables here (`gpufleet lab up`); --lab adds them to a run.
-LAB_VARS = ("build", "lab", "vars.yml")
-LAB_INVENTORY = ("inventories", "lab.rack.yml")
 
 
 class Progress:
@@ -104,10 +101,10 @@ def run(args, out=sys.stdout):
     playbook = _playbook(args.playbook)
     extra, files = _extra_vars(args.extra_vars)
     if args.lab:
-        files.insert(0, repo_path(*LAB_VARS))
+        files.insert(0, lab_target.vars_path())
     run_id = args.run_id or "run-" + datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     extra["gpufleet_run_id"] = run_id
-    inventory = os.path.abspath(args.inventory or repo_path(*LAB_INVENTORY))
+    inventory = os.path.abspath(args.inventory or lab_target.inventory_path())
     progress = Progress(out)
     out.write("run %s: %s on %s\n" % (run_id, os.path.basename(playbook), os.path.basename(inventory)))
     status, rc, artifacts = playbook_runner.run_playbook(playbook, inventory, run_id, extravars=extra, var_files=files,

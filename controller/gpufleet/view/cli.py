@@ -2,6 +2,7 @@
 the input options and turning them into ``FleetInputs``."""
 import os
 
+from gpufleet import lab_target
 from gpufleet.capacity.policy import load_policy
 from gpufleet.capacity.policy_errors import PolicyError
 from gpufleet.controller.errors import ControllerError
@@ -14,7 +15,9 @@ INPUT_ERRORS = (sources.SourceError, PolicyError, ControllerError, LookupError, 
 
 
 def add_input_arguments(parser, slurm=True):
-    parser.add_argument("--ledger", required=True, help="lifecycle ledger: SQLite file or postgresql:// URL")
+    parser.add_argument("--lab", action="store_true",
+                        help="read the running lab: its ledger, rack inventory and slurmctld container")
+    parser.add_argument("--ledger", help="lifecycle ledger: SQLite file or postgresql:// URL (required without --lab)")
     parser.add_argument("--policy", required=True, help="capacity policy YAML (docs/capacity.md)")
     parser.add_argument("--inventory", help="rack inventory: pools own the hosts their member rules claim "
                         "(default: the ledger's nodes, by name pattern or SKU)")
@@ -22,6 +25,8 @@ def add_input_arguments(parser, slurm=True):
     if slurm:
         parser.add_argument("--squeue-json", help="saved `squeue --json` output (default: run squeue --json)")
         parser.add_argument("--sinfo-json", help="saved `sinfo --json` output (default: run sinfo --json)")
+        parser.add_argument("--slurm-prefix", help="command run before squeue/sinfo, e.g. 'ssh slurmctl' "
+                            "(default: none; --lab: docker exec <slurmctld container>)")
 
 
 def read_text(path, what):
@@ -48,12 +53,28 @@ def _gate_dir(args):
     return os.path.join(os.path.dirname(os.path.abspath(args.ledger)), "reports", "gate")
 
 
+def _resolve_lab(args, slurm):
+    """Fill ledger, inventory and Slurm prefix from the running lab for --lab (flags win)."""
+    prefix = (getattr(args, "slurm_prefix", None) or "").split()
+    if getattr(args, "lab", False):
+        merged = lab_target.merged_vars([lab_target.vars_path()])
+        args.ledger = args.ledger or merged.get("gpufleet_ledger")
+        args.inventory = args.inventory or lab_target.inventory_path()
+        prefix = prefix or (lab_target.slurm_prefix(merged) if slurm else [])
+    if not args.ledger:
+        raise ValueError("No ledger: pass --ledger PATH|URL, or --lab to read the running lab's.")
+    return prefix
+
+
 def inputs_from_args(args, now, slurm=True):
     """FleetInputs from the parsed options; the ledger is opened read-only and closed."""
+    prefix = _resolve_lab(args, slurm)
     squeue = sinfo = None
     if slurm:
-        squeue = read_text(args.squeue_json, "squeue JSON") if args.squeue_json else sources.run_slurm(["squeue", "--json"])
-        sinfo = read_text(args.sinfo_json, "sinfo JSON") if args.sinfo_json else sources.run_slurm(["sinfo", "--json"])
+        squeue = (read_text(args.squeue_json, "squeue JSON") if args.squeue_json
+                  else sources.run_slurm(prefix + ["squeue", "--json"]))
+        sinfo = (read_text(args.sinfo_json, "sinfo JSON") if args.sinfo_json
+                 else sources.run_slurm(prefix + ["sinfo", "--json"]))
     policy, hosts = load_policy(args.policy), load_hosts(args.inventory)
     ledger = sources.open_ledger(args.ledger)
     try:

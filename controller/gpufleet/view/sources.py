@@ -56,9 +56,14 @@ def run_slurm(argv, timeout=30):
     """Text printed by ``squeue --json`` or ``sinfo --json`` (the controller's runner: fails
     closed naming the command); a host without Slurm is told to pass the saved output."""
     from gpufleet.controller.demand import run_command
+    tool = argv[-2] if len(argv) > 1 and argv[-1] == "--json" else argv[0]
     if shutil.which(argv[0]) is None:
+        if argv[0] != tool:
+            raise SourceError("%s (the start of --slurm-prefix) is not installed on this host; fix the prefix "
+                              "or pass --%s-json FILE with saved output." % (argv[0], tool))
         raise SourceError("%s is not installed on this host. Run gpufleet on the Slurm controller "
-                          "host or pass --%s-json FILE with its saved output." % (argv[0], argv[0]))
+                          "host, pass --slurm-prefix (e.g. 'ssh slurmctl'), or --%s-json FILE with its "
+                          "saved output." % (tool, tool))
     return run_command(argv, timeout)
 
 

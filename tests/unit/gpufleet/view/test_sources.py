@@ -39,7 +39,7 @@ def test_the_planners_reason_for_never_serving_a_job_is_kept(tmp_path):
 
 def test_missing_slurm_tool_fails_closed(monkeypatch):
     monkeypatch.setattr(sources.shutil, "which", lambda name: None)
-    with pytest.raises(sources.SourceError, match="squeue is not installed.*pass --squeue-json FILE"):
+    with pytest.raises(sources.SourceError, match="squeue is not installed.*--slurm-prefix.*--squeue-json FILE"):
         sources.run_slurm(["squeue", "--json"])
 
 
