@@ -70,9 +70,11 @@ def count(state):
 class Controller:
     """``gpufleet controller run --lab`` as a child process (log in build/lab/controller.log)."""
 
-    def __init__(self, interval=3, policy=POLICY, log=None):
+    def __init__(self, interval=3, policy=POLICY, log=None, metrics_port=None):
         self.args = [GPUFLEET, "controller", "run", "--lab", "--policy", policy, "--interval", str(interval),
                      "--lease-ttl", "20", "--wait"]
+        if metrics_port:
+            self.args += ["--metrics-port", str(metrics_port), "--metrics-addr", "127.0.0.1"]
         self.log_path = log or repo_path("build", "lab", "controller.log")
         self.proc = None
 

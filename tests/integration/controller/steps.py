@@ -1,5 +1,6 @@
 """What the controller lab scenarios share: the gpufleet command, the ledger's decisions and
 history, a node's BMC power state. The lab itself is the session fixture in conftest.py."""
+import json
 import os
 import subprocess
 
@@ -13,6 +14,9 @@ from tests.helpers import ROOT
 
 GPUFLEET = os.path.join(ROOT, ".venv", "bin", "gpufleet")
 POLICY = os.path.join(ROOT, "lab", "config", "capacity.yml")
+
+# The controller's Prometheus endpoint in these scenarios (loopback only).
+METRICS_PORT = 19478
 
 # Every scenario module here: `pytestmark = LAB_MARKS`. Opt-in (`make test-controller-lab` sets
 # GPUFLEET_CONTROLLER_LAB=1) until issue 13 settles; see test_controller_lab.py.
@@ -58,3 +62,15 @@ def power_state(node):
     return answer.json()["PowerState"]
 
 
+
+
+def start_controller():
+    return demo.Controller(interval=3, metrics_port=METRICS_PORT).start()
+
+
+def why(subject, check=True):
+    """`gpufleet why SUBJECT --lab --json`: (exit code, answer)."""
+    proc = gpufleet("why", subject, "--lab", "--policy", POLICY, "--json", timeout=120, check=False)
+    if check and not proc.stdout.strip():
+        pytest.fail("gpufleet why %s printed nothing (exit %d): %s" % (subject, proc.returncode, proc.stderr[-2000:]))
+    return proc.returncode, json.loads(proc.stdout) if proc.stdout.strip() else None

@@ -22,7 +22,8 @@ import pytest
 
 from lab import controller_demo as demo
 from tests.helpers import ROOT
-from tests.integration.controller.steps import LAB_MARKS, POLICY, decisions, gpufleet, history, power_state
+from tests.integration.controller.steps import (LAB_MARKS, POLICY, decisions, gpufleet, history, power_state,
+                                                start_controller, why)
 
 # Opt-in (`make test-controller-lab` sets GPUFLEET_CONTROLLER_LAB=1): the gang-with-spare and
 # parking scenarios were fixed after the last lab run and are not yet proven end to end, and the
@@ -37,7 +38,7 @@ def test_dry_run_plans_the_hot_floor_and_changes_nothing(lab):
 
 
 def test_the_controller_fills_the_hot_floor_and_holds_the_lease(lab):
-    lab["controller"] = demo.Controller(interval=3).start()
+    lab["controller"] = start_controller()
     demo.wait_for("two hot nodes", lambda: demo.count("hot") >= 2, 1500)
     second = gpufleet("controller", "once", "--lab", "--policy", POLICY, check=False)
     assert second.returncode == 1 and "holds the lease" in second.stderr, second.stderr
@@ -63,7 +64,7 @@ def test_a_killed_controller_converges_without_provisioning_twice(lab):
     time.sleep(random.uniform(0, 20))
     lab["controller"].stop(signal.SIGKILL, timeout=60)
     unfinished = [d["id"] for d in decisions() if d["outcome"] is None]
-    lab["controller"] = demo.Controller(interval=3).start()
+    lab["controller"] = start_controller()
     demo.wait_for("the unfinished decisions to end", lambda: all(
         d["outcome"] is not None for d in decisions() if d["id"] in unfinished), 1500, poll=3)
     bringups = {}
@@ -84,7 +85,18 @@ def test_a_gang_gets_a_spare_for_a_faulty_member_and_starts_all_at_once(lab):
     faulty = cold[0]
     gpufleet("lab", "fault", faulty, "faulty_gpu")
     job_id = demo.sbatch(4, "four")
-    demo.wait_for("job %s to start" % job_id, lambda: demo.job(job_id)["start"], 2700, poll=1)
+    # While the gang waits, `gpufleet why` answers at L2 (provisioning) naming what it waits for.
+    seen = []
+
+    def started_or_explained():
+        if demo.job(job_id)["start"]:
+            return True
+        code, answer = why(job_id, check=False)
+        if answer:
+            seen.append((code, answer["layer"], answer["evidence"][:2]))
+        return False
+    demo.wait_for("job %s to start" % job_id, started_or_explained, 2700, poll=1)
+    assert any(layer == "L2" and code == 12 for code, layer, _e in seen), seen[-5:]
     info = demo.job(job_id)
     ranks = demo.wait_for("rank output", lambda: demo._try(demo.rank_starts, job_id, info["batch_host"]), 120)
     assert sorted(ranks) == sorted(info["nodes"]) and faulty not in info["nodes"], (ranks, info, faulty)
@@ -94,6 +106,8 @@ def test_a_gang_gets_a_spare_for_a_faulty_member_and_starts_all_at_once(lab):
     assert "reserve" in kinds and "admit" in kinds, kinds
     if faulty in {n for d in mine if d["action"] == "reserve" for n in d["nodes"]}:
         assert "substitute" in kinds, kinds
+    # a woken member is used, not replaced (it once came back DOWN from its power-off)
+    assert not [d["reason"] for d in mine if d["action"] == "substitute" and " is hot" in d["reason"]], mine
     # no rank before the last member passed its gate (became hot)
     hot_at = {}
     for step in history():
