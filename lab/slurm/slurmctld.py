@@ -49,8 +49,9 @@ def build_image(image=IMAGE, dockerfile="Dockerfile.slurmctld", force=False):
 
 
 def start_controller(name, network, nodes, munge_key_file, cluster="gpufleet", hostname="ctl",
-                     node_conf=None, partition="batch", slurm_conf=None, image=IMAGE):
-    """Start a controller container on ``network``; nodes reach it as ``hostname``."""
+                     node_conf=None, partition="batch", slurm_conf=None, image=IMAGE, mounts=()):
+    """Start a controller container on ``network``; nodes reach it as ``hostname``.
+    ``mounts``: (host path, container path, "ro"|"rw") bind mounts."""
     if not os.path.isfile(munge_key_file) or os.path.getsize(munge_key_file) < 32:
         raise SlurmLabError("munge key %s is missing or shorter than 32 bytes: create one with "
                             "`head -c 1024 /dev/urandom > %s`" % (munge_key_file, munge_key_file))
@@ -63,6 +64,8 @@ def start_controller(name, network, nodes, munge_key_file, cluster="gpufleet", h
         args += ["-e", "GPUFLEET_SLURM_NODE_CONF=" + node_conf]
     if slurm_conf:
         args += ["-v", "%s:/etc/gpufleet/slurm.conf:ro" % os.path.abspath(slurm_conf)]
+    for host_path, container_path, mode in mounts:
+        args += ["-v", "%s:%s:%s" % (os.path.abspath(host_path), container_path, mode)]
     _docker(*(args + [image]))
     wait_ready(name)
     return name

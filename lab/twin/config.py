@@ -125,6 +125,16 @@ class LabConfig:
         return "http://%s:%d" % (self.manager["address"], int(self.manager["artifact_port"]))
 
     @property
+    def powersave_dir(self):
+        """Where the lab slurmctld's power-saving programs leave requests (lab/twin/powersave.py)."""
+        return self.path("powersave")
+
+    @property
+    def controller_spool(self):
+        """The capacity controller's request spool in the lab (`controller run --lab` reads it)."""
+        return self.path("controller-spool")
+
+    @property
     def bmc_state_dir(self):
         return self.path("bmc")
 

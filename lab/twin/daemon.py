@@ -20,6 +20,7 @@ import threading
 import requests
 
 from lab.twin import config as lab_config
+from lab.twin import powersave
 from lab.twin.docker import Docker
 from lab.twin.errors import LabError
 from lab.twin.media import Installer
@@ -129,6 +130,7 @@ def main(argv=None):
         (address, int(cfg.manager["artifact_port"])),
         functools.partial(http.server.SimpleHTTPRequestHandler, directory=cfg.artifacts_root))
     serve(files)
+    powersave.start_relay(cfg.powersave_dir, cfg.controller_spool)
     LOG.info("node manager: hooks on %s, artifacts %s from %s", cfg.hook_url, cfg.artifact_url, cfg.artifacts_root)
     hooks.serve_forever()
 

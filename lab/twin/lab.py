@@ -16,6 +16,7 @@ import time
 import requests
 import yaml
 
+from lab.twin import powersave
 from lab.twin import secrets as lab_secrets
 from lab.twin.docker import Docker
 from lab.twin.errors import LabError
@@ -141,6 +142,16 @@ def _slurm_module():
     return slurmctld
 
 
+def _powersave_mounts(cfg):
+    """The power-saving programs (read-only) and the request folder they share with the lab
+    manager (lab/twin/powersave.py); writable by slurmctld's SlurmUser."""
+    os.makedirs(cfg.powersave_dir, exist_ok=True)
+    os.chmod(cfg.powersave_dir, 0o1777)
+    os.makedirs(cfg.controller_spool, exist_ok=True)
+    return ((os.path.join(LAB_DIR, "slurm", "powersave"), powersave.PROGRAMS_IN_CONTAINER, "ro"),
+            (cfg.powersave_dir, powersave.IN_CONTAINER, "rw"))
+
+
 def _start_slurm(cfg, docker):
     key = lab_secrets.ensure_secret(cfg.state_dir, lab_secrets.MUNGE_KEY)
     name = cfg.slurm["container"]
@@ -151,7 +162,8 @@ def _start_slurm(cfg, docker):
     try:
         slurm.build_image()
         slurm.start_controller(name, cfg.docker["network"], cfg.slurm_hostlist(), key, cluster=cfg.slurm["cluster"],
-                               hostname=cfg.slurm["hostname"], partition=cfg.slurm["partition"])
+                               hostname=cfg.slurm["hostname"], partition=cfg.slurm["partition"],
+                               mounts=_powersave_mounts(cfg))
     except slurm.SlurmLabError as exc:
         raise LabError("The lab's Slurm controller did not start: %s" % exc)
     return key
@@ -206,6 +218,8 @@ def playbook_vars(cfg, munge_key):
         "gpufleet_image_manifest": os.path.join(cfg.artifacts_root, "lab", "manifest.json"),
         "gpufleet_gate_path_dirs": ["/opt/gpufleet-lab-hwsim/bin"],
         "gpufleet_slurm_controller_host": cfg.slurm["container"],
+        # where `gpufleet slurm resume|suspend|resume-fail` leave requests (lab/twin/powersave.py)
+        "gpufleet_controller_spool": cfg.controller_spool,
         "gpufleet_slurm_controller": cfg.slurm["hostname"],
         # The lab's slurmctld is a container: reach it over the docker connection.
         "gpufleet_slurm_controller_connection": "community.docker.docker",

@@ -28,7 +28,9 @@ def _settings(args):
         from gpufleet.controller.errors import ControllerError
         raise ControllerError("No ledger: pass --ledger PATH|URL or --lab (build/lab/vars.yml names it).")
     inventory = os.path.abspath(args.inventory or lab_target.inventory_path())
-    return ledger, inventory, var_files, prefix
+    # Slurm's power-saving requests: --spool, else the variable files' (the lab names its own)
+    spool = args.spool or merged.get("gpufleet_controller_spool")
+    return ledger, inventory, var_files, prefix, spool
 
 
 def build(args, out=None):
@@ -38,14 +40,14 @@ def build(args, out=None):
     from gpufleet.controller.loop import Reconciler
     from gpufleet.controller.planning import Planning
 
-    ledger_at, inventory_path, var_files, prefix = _settings(args)
+    ledger_at, inventory_path, var_files, prefix, spool = _settings(args)
     planning = Planning(args.policy)
     ledger = records.open_ledger(ledger_at)
     concurrency = args.concurrency or planning.concurrency()
     actuator = Actuator(inventory_path, var_files, concurrency=concurrency)
     controller_id = args.id or "%s:%d" % (socket.gethostname(), os.getpid())
     return Reconciler(SlurmSource(prefix), ledger, planning, actuator, inventory.load_inventory(inventory_path),
-                      controller_id, out=out or sys.stdout, spool_dir=args.spool)
+                      controller_id, out=out or sys.stdout, spool_dir=spool)
 
 
 def cmd_once(args):
@@ -126,7 +128,8 @@ def _common(parser):
     parser.add_argument("--wait", action="store_true", help="wait for the lease instead of exiting when held")
     parser.add_argument("--spool", default=os.environ.get("GPUFLEET_CONTROLLER_SPOOL"),
                         help="directory where `gpufleet slurm resume|suspend|resume-fail` leave requests "
-                             "(default $GPUFLEET_CONTROLLER_SPOOL; unset: power saving is not read)")
+                             "(default $GPUFLEET_CONTROLLER_SPOOL, else gpufleet_controller_spool of the "
+                             "variable files, e.g. the lab's; unset: power saving is not read)")
 
 
 def register(parser):

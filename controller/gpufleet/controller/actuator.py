@@ -9,6 +9,7 @@ import concurrent.futures
 import threading
 
 from gpufleet import playbook_runner
+from gpufleet.controller import spool
 
 __all__ = ["PLAYBOOK_OF", "playbook_for", "Actuator"]
 
@@ -38,6 +39,9 @@ def playbook_for(action):
                      gpufleet_gang_id=action.gang_id or "")
     if action.kind in ("park", "rollback", "hold"):
         extra.update(gpufleet_park_power_off=(action.kind != "hold"))
+    if action.kind == "park" and action.target_tier == spool.SLURM_SUSPENDED:
+        # Slurm's SuspendProgram: Slurm already took the node out and resumes it itself
+        extra.update(gpufleet_park_drain=False)
     if action.target_tier == "joined":
         # Slurm's power saving already placed a job on the node: it must come up schedulable
         extra.update(gpufleet_bringup_hold=False, gpufleet_wake_resume=True)

@@ -18,9 +18,16 @@ from gpufleet.capacity.model import Action
 from gpufleet.controller.errors import ControllerError
 from gpufleet.controller.slurm_json import expand_hostlist
 
-__all__ = ["KINDS", "submit", "pending", "actions_for", "done"]
+__all__ = ["KINDS", "SLURM_RESUMED", "SLURM_SUSPENDED", "submit", "pending", "actions_for", "done"]
 
 KINDS = ("resume", "suspend", "resume-fail")
+# Target tiers that say Slurm's power saving asked (they persist with the decision, so a
+# restarted controller resumes the action the same way): a resumed node must come up
+# schedulable (Slurm already placed a job on it); a suspended node is powered off WITHOUT a
+# drain, since Slurm already took it out of scheduling and resumes it itself when a job needs
+# it (a drained node would never be picked again).
+SLURM_RESUMED = "joined"
+SLURM_SUSPENDED = "suspended"
 
 
 def submit(spool, kind, hostlist, clock=time.time):
@@ -69,8 +76,9 @@ def actions_for(request, node_states, pool_of):
     """Actions that carry out one request on exactly its nodes (``node_states``: node -> ledger state).
 
     resume: parked nodes are woken, hot nodes resumed, the others brought up; all end joined
-    (target_tier 'joined'), since Slurm already placed a job on them. suspend: park.
-    resume-fail: recycle (the park playbook drains; the controller's planner re-provisions later).
+    (target_tier SLURM_RESUMED), since Slurm already placed a job on them. suspend: park
+    without a drain (SLURM_SUSPENDED). resume-fail: park with a drain (the node missed
+    ResumeTimeout: it stays out of scheduling until the controller re-provisions it).
     """
     kind, reason = request["kind"], "slurm %s (power saving)" % request["kind"]
     actions = []
@@ -79,10 +87,12 @@ def actions_for(request, node_states, pool_of):
         if kind == "resume":
             step = {"parked": "wake", "hot": "resume", "joined": None}.get(state, "bringup")
             if step:
-                actions.append(Action(kind=step, pool=pool, nodes=(node,), reason=reason, target_tier="joined"))
+                actions.append(Action(kind=step, pool=pool, nodes=(node,), reason=reason,
+                                      target_tier=SLURM_RESUMED))
         elif kind == "suspend":
             if state != "parked":
-                actions.append(Action(kind="park", pool=pool, nodes=(node,), reason=reason, target_tier="warm"))
+                actions.append(Action(kind="park", pool=pool, nodes=(node,), reason=reason,
+                                      target_tier=SLURM_SUSPENDED))
         else:
             actions.append(Action(kind="park", pool=pool, nodes=(node,), target_tier="warm",
                                   reason="slurm resume-fail: the node missed ResumeTimeout; parked for recycling"))

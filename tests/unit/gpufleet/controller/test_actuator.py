@@ -14,6 +14,9 @@ def test_each_kind_runs_its_playbook_on_exactly_its_nodes():
     assert playbook_for(act("bringup", "n1", "n2"))[1]["gpufleet_targets"] == "n1,n2"
     assert playbook_for(act("wake"))[0] == "wake"
     assert playbook_for(act("park"))[1]["gpufleet_park_power_off"] is True
+    assert "gpufleet_park_drain" not in playbook_for(act("park"))[1]
+    # Slurm's SuspendProgram: powered off, not drained (Slurm must be able to pick it again)
+    assert playbook_for(act("park", target_tier="suspended"))[1]["gpufleet_park_drain"] is False
     assert playbook_for(act("hold"))[0] == "hold"
     pb, extra = playbook_for(act("admit", "n1", "n2", job_id="9", gang_id="job-9"))
     assert pb == "admit" and extra["gpufleet_admit_nodes"] == ["n1", "n2"] and extra["gpufleet_gang_id"] == "job-9"

@@ -30,9 +30,9 @@ def test_requests_become_actions_on_exactly_their_nodes():
     assert [(a.kind, a.nodes, a.target_tier) for a in acts] == [
         ("wake", ("a",), "joined"), ("resume", ("b",), "joined"), ("bringup", ("c",), "joined")]
     acts = spool.actions_for({"kind": "suspend", "nodes": ["a", "b"]}, states, lambda n: "lab")
-    assert [(a.kind, a.nodes) for a in acts] == [("park", ("b",))]
+    assert [(a.kind, a.nodes, a.target_tier) for a in acts] == [("park", ("b",), spool.SLURM_SUSPENDED)]
     acts = spool.actions_for({"kind": "resume-fail", "nodes": ["c"]}, states, lambda n: "lab")
-    assert acts[0].kind == "park" and "ResumeTimeout" in acts[0].reason
+    assert acts[0].kind == "park" and "ResumeTimeout" in acts[0].reason and acts[0].target_tier == "warm"
 
 
 def test_a_garbled_request_is_reported_not_guessed(tmp_path):
