@@ -13,7 +13,7 @@ from itertools import compress
 from operator import attrgetter, is_not
 from types import MappingProxyType
 
-from gpufleet.capacity.model import TIERS, UNAVAILABLE, PlanInputError
+from gpufleet.capacity.model import BUSY, TIERS, UNAVAILABLE, PlanInputError
 
 __all__ = ["NodeIndex", "PoolNodes", "RETRYABLE"]
 
@@ -37,6 +37,7 @@ class PoolNodes:
         self.nodes = MappingProxyType(self._nodes)   # the planner reads, never writes
         self.buckets = {}           # bucket -> sorted node names
         self.bucket_of = {}         # name -> bucket
+        self.not_busy = set()       # names outside the busy bucket (those a pass may set aside)
         self._tiers = dict.fromkeys(TIERS, 0)
         self.tiers = MappingProxyType(self._tiers)   # nodes per tier
         self.members = 0            # nodes not decommissioned
@@ -47,6 +48,8 @@ class PoolNodes:
         name, bucket = node.node, _bucket(node)
         self._nodes[name] = node
         self.bucket_of[name] = bucket
+        if bucket != BUSY:
+            self.not_busy.add(name)
         names = self.buckets.setdefault(bucket, [])
         if in_order:
             names.append(name)
@@ -64,6 +67,10 @@ class PoolNodes:
             del names[bisect_left(names, new.node)]
             insort(self.buckets.setdefault(bucket, []), new.node)
             self.bucket_of[new.node] = bucket
+            if bucket == BUSY:
+                self.not_busy.discard(new.node)
+            else:
+                self.not_busy.add(new.node)
         self._count(new, 1)
 
     def _count(self, node, sign):

@@ -7,7 +7,7 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Dict, List, Mapping, Set
 
-from gpufleet.capacity.model import BRINGUP_KINDS, BUSY, COLD, PROVISIONING, WARM
+from gpufleet.capacity.model import BRINGUP_KINDS, COLD, PROVISIONING, WARM
 from gpufleet.capacity.node_index import RETRYABLE, NodeIndex
 
 __all__ = ["PoolView", "build_views"]
@@ -98,11 +98,9 @@ def _fill(view, pool):
     view.reserved |= pool.gang_nodes
     for name in pool.buckets.get(PROVISIONING, ()):
         _provisioning(view, name)
-    taken = {}
-    for name in view.reserved | view.in_flight:
-        bucket = pool.bucket_of.get(name)
-        if bucket is not None and bucket != BUSY:
-            taken.setdefault(bucket, []).append(name)
+    taken = {}   # busy nodes stay free whatever they are reserved for
+    for name in (pool.not_busy & view.reserved) | (pool.not_busy & view.in_flight):
+        taken.setdefault(pool.bucket_of[name], []).append(name)
     for bucket, names in pool.buckets.items():
         names = _without(names, taken.get(bucket, ()))
         if not names:
