@@ -83,7 +83,7 @@ def build_views(policy, supply, index=None):
     for action in supply.in_flight:
         if action.pool in views:
             _count_in_flight(views[action.pool], action)
-    pools = (index or NodeIndex()).update(supply.nodes)
+    pools = (NodeIndex() if index is None else index).update(supply.nodes)
     for name, view in views.items():
         nodes = pools.get(name)
         if nodes is not None:
