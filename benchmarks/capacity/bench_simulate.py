@@ -36,7 +36,8 @@ def main():
     parser.add_argument("--profile", help="write the top functions by cumulative time to this file")
     args = parser.parse_args()
 
-    from gpufleet.capacity.planner import plan
+    from gpufleet.simulate.engine import default_plan
+    plan = default_plan()   # what gpufleet simulate calls: plan() with its NodeIndex
     spent = [0.0]
 
     def timed_plan(*a, **kw):

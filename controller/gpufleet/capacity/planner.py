@@ -25,10 +25,12 @@ from gpufleet.capacity.view import build_views
 __all__ = ["plan"]
 
 
-def plan(demand, supply, policy, now, history=None):
+def plan(demand, supply, policy, now, history=None, index=None):
     """Decide this pass's actions. ``history``: {pool: DemandSample sequence sorted by minute}
-    for the forecast (None: no forecast input)."""
-    views = build_views(policy, supply)
+    for the forecast (None: no forecast input). ``index``: a NodeIndex (gpufleet.capacity.
+    node_index) the caller keeps between its passes so unchanged nodes are not sorted again;
+    the plan is the same with or without it."""
+    views = build_views(policy, supply, index)
     mapped = map_jobs(demand, policy, supply, {name: v.members for name, v in views.items()})
     run = Pass(policy=policy, now=float(now), views=views, budget=Budget(policy, views))
     pending = _pending_by_pool(mapped, policy)
@@ -112,10 +114,7 @@ def _gangs(run, name, supply, jobs, waiting):
 
 def _summarise(run, name, jobs):
     view = run.views[name]
-    counts = {tier: 0 for tier in TIERS}
-    for node in view.nodes.values():
-        counts[node.tier] += 1
-    run.notes[name]["supply"] = counts
+    run.notes[name]["supply"] = {tier: view.tiers.get(tier, 0) for tier in TIERS}
     run.notes[name]["demand"] = {"pending_jobs": len(jobs),
                                  "pending_gang_jobs": sum(1 for j in jobs if j.gang),
                                  "pending_nodes": sum(j.nodes for j in jobs)}

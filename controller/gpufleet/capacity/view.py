@@ -3,12 +3,12 @@
 The planner takes nodes from these lists as it decides (``take``), so no node is given two
 actions in one pass and nothing in flight is started twice.
 """
+from bisect import bisect_left
 from dataclasses import dataclass, field
-from operator import attrgetter
-from typing import Dict, List, Set
+from typing import Dict, List, Mapping, Set
 
-from gpufleet.capacity.model import (BRINGUP_KINDS, BUSY, COLD, PROVISIONING, TIERS,
-                                     UNAVAILABLE, WARM, PlanInputError)
+from gpufleet.capacity.model import BRINGUP_KINDS, COLD, PROVISIONING, WARM
+from gpufleet.capacity.node_index import RETRYABLE, NodeIndex
 
 __all__ = ["PoolView", "build_views"]
 
@@ -17,7 +17,8 @@ __all__ = ["PoolView", "build_views"]
 class PoolView:
     """Mutable working state of one pool during one pass (never returned to callers)."""
     name: str
-    nodes: Dict[str, object] = field(default_factory=dict)      # name -> NodeView
+    nodes: Mapping[str, object] = field(default_factory=dict)   # name -> NodeView (read-only)
+    tiers: Mapping[str, int] = field(default_factory=dict)      # tier -> nodes of the pool
     free: Dict[str, List[str]] = field(default_factory=dict)    # tier -> free node names, sorted
     reserved: Set[str] = field(default_factory=set)             # members of gangs
     in_flight: Set[str] = field(default_factory=set)            # nodes with an action under way
@@ -48,16 +49,6 @@ class PoolView:
         return len(self.bringing) + len(self.parking - self.bringing)
 
 
-def _bucket(view, node):
-    tier = node.tier
-    if tier != BUSY and (node.node in view.reserved or node.node in view.in_flight):
-        return
-    if tier == UNAVAILABLE and node.state == "failed":
-        view.retryable.append(node.node)
-        return
-    view.free.setdefault(tier, []).append(node.node)
-
-
 def _count_in_flight(view, action):
     for name in action.nodes:
         view.in_flight.add(name)
@@ -82,8 +73,9 @@ def _count_in_flight(view, action):
         view.resuming += len(action.nodes)
 
 
-def build_views(policy, supply):
-    """-> {pool name: PoolView} for the policy's pools; nodes of unknown pools are ignored."""
+def build_views(policy, supply, index=None):
+    """-> {pool name: PoolView} for the policy's pools; nodes of unknown pools are ignored.
+    ``index``: the NodeIndex kept from the caller's last pass (None: sort every node now)."""
     views = {name: PoolView(name) for name in policy.pools}
     for gang in supply.gangs:
         if gang.pool in views:
@@ -91,35 +83,44 @@ def build_views(policy, supply):
     for action in supply.in_flight:
         if action.pool in views:
             _count_in_flight(views[action.pool], action)
-    seen = set()
-    for node in sorted(supply.nodes, key=attrgetter("node")):
-        _check(node, seen)
-        view = views.get(node.pool)
-        if view is None:
-            continue
-        view.nodes[node.node] = node
-        if node.state != "decommissioned":
-            view.members += 1
-        if node.gang_id is not None:
-            view.reserved.add(node.node)
-        if node.tier == PROVISIONING:
-            _provisioning(view, node)
-        _bucket(view, node)
+    pools = (NodeIndex() if index is None else index).update(supply.nodes)
+    for name, view in views.items():
+        nodes = pools.get(name)
+        if nodes is not None:
+            _fill(view, nodes)
     return views
 
 
-def _check(node, seen):
-    if node.node in seen:
-        raise PlanInputError(f"node {node.node} is in the supply twice; fix: give the planner "
-                             "one NodeView per node")
-    if node.tier not in TIERS:
-        raise PlanInputError(f"node {node.node} has tier {node.tier!r}; fix: use one of "
-                             f"{', '.join(TIERS)} (gpufleet.capacity.tiers.classify)")
-    seen.add(node.node)
+def _fill(view, pool):
+    """The pool's indexed nodes into ``view``: free nodes are those neither reserved nor under
+    way (busy ones always), failed ones are retryable; lists are copies the pass may take from."""
+    view.nodes, view.tiers, view.members = pool.nodes, pool.tiers, pool.members
+    view.reserved |= pool.gang_nodes
+    for name in pool.buckets.get(PROVISIONING, ()):
+        _provisioning(view, name)
+    taken = {}   # busy nodes stay free whatever they are reserved for
+    for name in (pool.not_busy & view.reserved) | (pool.not_busy & view.in_flight):
+        taken.setdefault(pool.bucket_of[name], []).append(name)
+    for bucket, names in pool.buckets.items():
+        names = _without(names, taken.get(bucket, ()))
+        if not names:
+            continue
+        if bucket == RETRYABLE:
+            view.retryable = names
+        else:
+            view.free[bucket] = names
 
 
-def _provisioning(view, node):
+def _without(names, gone):
+    """A copy of sorted ``names`` less ``gone`` (each one of them)."""
+    names = list(names)
+    for name in gone:
+        del names[bisect_left(names, name)]
+    return names
+
+
+def _provisioning(view, name):
     """A node mid bring-up counts once, whether or not its action is in ``in_flight``."""
-    if node.node not in view.in_flight and node.node not in view.reserved:
+    if name not in view.in_flight and name not in view.reserved:
         view.incoming_hot += 1
-    view.bringing.add(node.node)
+    view.bringing.add(name)

@@ -14,6 +14,7 @@ kept with the planner's own bookkeeping (gpufleet.capacity.gangbook.fold), as th
 keeps them in the ledger.
 """
 from dataclasses import replace
+from functools import partial
 
 from gpufleet.capacity import model
 from gpufleet.capacity.gangbook import fold
@@ -25,12 +26,15 @@ from gpufleet.simulate.metrics import Metrics
 from gpufleet.simulate.clock import Clock
 from gpufleet.simulate.workload import Workload
 
-__all__ = ["Simulation"]
+__all__ = ["Simulation", "default_plan"]
 
 
-def _default_plan():
+def default_plan():
+    """The planner with a NodeIndex of its own: between two passes only the nodes that changed
+    are sorted again (the plan is the same; gpufleet.capacity.node_index)."""
+    from gpufleet.capacity.node_index import NodeIndex
     from gpufleet.capacity.planner import plan
-    return plan
+    return partial(plan, index=NodeIndex())
 
 
 class Simulation:
@@ -42,7 +46,7 @@ class Simulation:
         # policy object, as in bookkeeping tests): gates never go stale.
         pools = getattr(policy, "pools", None) or {}
         self.gate_validity = pools[pool].gate_validity if pool in pools else None
-        self.plan = plan or _default_plan()
+        self.plan = plan or default_plan()
         start = trace.times[0]
         self.clock = Clock(start)
         self.fleet = Fleet(pool, nodes, gpus_per_node, initial_tier, start, on_hot=self._on_hot)

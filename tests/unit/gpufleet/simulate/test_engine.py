@@ -2,10 +2,11 @@
 applies exactly the actions plan() returns, in order."""
 import copy
 
+from gpufleet.capacity.node_index import NodeIndex
 from gpufleet.capacity.planner import plan
 from gpufleet.capacity.tiers import classify
 from gpufleet.simulate import actions as sim_actions
-from gpufleet.simulate.engine import Simulation
+from gpufleet.simulate.engine import Simulation, default_plan
 from tests.unit.gpufleet.simulate.conftest import policy, trace
 
 BODY = """    floors: {hot: 1}
@@ -24,17 +25,12 @@ SLURM = {"busy": "allocated", "idle": "idle", "hot": "idle+drain", "warm": None,
 def test_step_returns_and_applies_exactly_what_plan_returns(fixed, monkeypatch):
     pol = policy(BODY)
     applied, calls = [], []
-    real_apply = sim_actions.apply
-
-    def record_apply(sim, action, now):
-        applied.append((now, action))
-        return real_apply(sim, action, now)
 
     def recording_plan(demand, supply, policy_, now, history=None):
         calls.append((demand, supply, now, copy.deepcopy(history)))
         return plan(demand, supply, policy_, now, history=history)
 
-    monkeypatch.setattr(sim_actions, "apply", record_apply)
+    monkeypatch.setattr(sim_actions, "apply", _recorder(applied, sim_actions.apply))
     sim = Simulation(trace(SMALL, GANG), pol, fixed(gate_failure=0.2), "gpu", 12, 8, interval=10.0, plan=recording_plan)
     metrics = sim.run()
     assert len(calls) == metrics["planning_passes"] > len(SMALL)
@@ -46,6 +42,26 @@ def test_step_returns_and_applies_exactly_what_plan_returns(fixed, monkeypatch):
     assert direct == applied and len(applied) > 20
     assert {a.kind for _, a in applied} >= {"wake", "resume", "reserve", "admit", "park"}
     assert metrics["partial_starts"] == 0 and metrics["refused_actions"] == {}
+
+
+def test_the_default_plan_keeps_a_node_index_and_runs_exactly_as_plain_plan(fixed, monkeypatch):
+    pol = policy(BODY)
+    runs = []
+    for chosen in (None, plan):
+        applied = []
+        monkeypatch.setattr(sim_actions, "apply", _recorder(applied, sim_actions.apply))
+        sim = Simulation(trace(SMALL, GANG), pol, fixed(gate_failure=0.2), "gpu", 12, 8, interval=10.0, plan=chosen)
+        runs.append((sim.run(), applied))
+        monkeypatch.undo()
+    assert isinstance(default_plan().keywords["index"], NodeIndex)
+    assert runs[0] == runs[1] and len(runs[0][1]) > 20
+
+
+def _recorder(applied, real_apply):
+    def record_apply(sim, action, now):
+        applied.append((now, action))
+        return real_apply(sim, action, now)
+    return record_apply
 
 
 def test_node_views_are_what_the_controller_would_classify(fixed):
