@@ -10,7 +10,6 @@ while (restart), one that never answers again. The lab test
 import json
 import os
 import sqlite3
-import stat
 import subprocess
 import sys
 
@@ -20,6 +19,7 @@ import gpufleet  # noqa: F401  (the collection loader)
 from gpufleet.collection import collections_path
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import gang
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger import Ledger
+from tests import slurm_stubs
 from tests.helpers import ROOT, VENV_BIN
 
 pytestmark = [pytest.mark.integration]
@@ -49,13 +49,7 @@ esac
 
 
 def _fake_slurm(tmp_path):
-    bindir, state = tmp_path / "bin", tmp_path / "slurm"
-    bindir.mkdir()
-    state.mkdir()
-    for name in ("scontrol", "srun", "scancel"):
-        path = bindir / name
-        path.write_text(FAKE)
-        path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    bindir, state = slurm_stubs.install(tmp_path, ("scontrol", "srun", "scancel"), lambda _name: FAKE)
     return str(bindir), str(state)
 
 
