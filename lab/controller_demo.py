@@ -78,10 +78,41 @@ class Controller:
         self.log_path = log or repo_path("build", "lab", "controller.log")
         self.proc = None
 
+    PIDFILE = repo_path("build", "lab", "controller.pid")
+
     def start(self):
         log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(self.args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        with open(self.PIDFILE, "w") as handle:
+            handle.write("%d\n" % self.proc.pid)
         return self
+
+    def check_alive(self):
+        """Raise with the log's tail when the controller exited (a wait should not outlast it)."""
+        if self.proc is not None and self.proc.poll() is not None:
+            with open(self.log_path, errors="replace") as handle:
+                tail = handle.read()[-2000:]
+            raise DemoError("the controller exited (%s):\n%s" % (self.proc.returncode, tail))
+        return True
+
+    @classmethod
+    def stop_leftover(cls):
+        """Kill a controller an interrupted run left behind (it runs in its own session, so
+        it outlives a killed test run, and would go on acting on the next lab)."""
+        try:
+            with open(cls.PIDFILE) as handle:
+                pid = int(handle.read().strip() or 0)
+        except (OSError, ValueError):
+            return None
+        try:
+            with open("/proc/%d/cmdline" % pid, "rb") as handle:
+                cmdline = handle.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            return None
+        if "controller run" not in cmdline:
+            return None
+        os.kill(pid, signal.SIGKILL)
+        return pid
 
     def stop(self, sig=signal.SIGTERM, timeout=900):
         if self.proc and self.proc.poll() is None:

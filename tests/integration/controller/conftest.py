@@ -6,6 +6,7 @@ import signal
 
 import pytest
 
+from lab import controller_demo as demo
 from tests.helpers import ensure_base_image, need_docker
 from tests.integration.controller.steps import gpufleet
 
@@ -15,6 +16,7 @@ def lab():
     need_docker()
     ensure_base_image()
     gpufleet("image", "build", "lab", "--generate-key")
+    demo.Controller.stop_leftover()
     gpufleet("lab", "down", "--purge", timeout=300)
     gpufleet("lab", "up", timeout=600)
     gpufleet("lab", "publish", "--version", "lab")

@@ -39,7 +39,7 @@ def test_dry_run_plans_the_hot_floor_and_changes_nothing(lab):
 
 def test_the_controller_fills_the_hot_floor_and_holds_the_lease(lab):
     lab["controller"] = start_controller()
-    demo.wait_for("two hot nodes", lambda: demo.count("hot") >= 2, 1500)
+    demo.wait_for("two hot nodes", lambda: lab["controller"].check_alive() and demo.count("hot") >= 2, 1500)
     second = gpufleet("controller", "once", "--lab", "--policy", POLICY, check=False)
     assert second.returncode == 1 and "holds the lease" in second.stderr, second.stderr
     status = gpufleet("controller", "status", "--lab", "--policy", POLICY).stdout
