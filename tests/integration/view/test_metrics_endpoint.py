@@ -90,7 +90,7 @@ def test_controller_run_metrics_port_serves_the_ledger(tmp_path):
     from gpufleet.commands.controller import start_metrics
     fill(tmp_path / "ledger.sqlite").close()
     args = SimpleNamespace(metrics_port=0, metrics_addr="127.0.0.1", ledger=str(tmp_path / "ledger.sqlite"),
-                           lab=False, vars=None, slurm_prefix=None, inventory=None)
+                           lab=False, vars=None, slurm_prefix=None, inventory=None, spool=None)
     reconciler = SimpleNamespace(planning=SimpleNamespace(policy=policy()), hosts=HOSTS)
     server = start_metrics(args, reconciler)
     try:
