@@ -13,10 +13,18 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import re
+
 __all__ = ["connection_lost", "bmc_power", "failure_reason", "lost_node_reason"]
 
 # Ansible's message when a module's output is not JSON (here: nothing, the node went away).
 _CUT_OFF = "Module result deserialization failed"
+# The transport's own words for a node that is gone (a task's output never says these):
+# docker exec into a stopped container (the lab's power loss), ssh that cannot connect.
+_TRANSPORT_GONE = re.compile(r"Error response from daemon: (Container \S+ is not running|No such container)"
+                             r"|Failed to connect to the host via ssh|Data could not be sent to remote host")
+# A wait for the node to come back that timed out: the wait's own message is the better reason.
+_WAIT_TIMED_OUT = "timed out waiting for"
 # Words for the step a node was in (its ledger state when the task ran).
 _STEPS = {
     "imaging": "imaging",
@@ -45,15 +53,20 @@ def _message(result):
 def connection_lost(result):
     """True when the task failed because the node stopped answering, not because of its work.
 
-    Unreachable, or a module whose output was empty when Ansible tried to read it (a module
-    that printed something else than JSON is a broken module, not a lost node).
+    Unreachable, a module whose output was empty when Ansible tried to read it (a module
+    that printed something else than JSON is a broken module, not a lost node), or the
+    connection's own error for a node that is gone. A timed-out wait for the node is not.
     """
     if not isinstance(result, dict):
         return False
     if result.get("unreachable"):
         return True
-    return (_message(result).startswith(_CUT_OFF)
-            and not str(result.get("module_stdout") or "").strip())
+    message = _message(result)
+    if message.startswith(_WAIT_TIMED_OUT):
+        return False
+    if message.startswith(_CUT_OFF) and not str(result.get("module_stdout") or "").strip():
+        return True
+    return bool(_TRANSPORT_GONE.search(message))
 
 
 def bmc_power(info):

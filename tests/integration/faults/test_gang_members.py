@@ -7,20 +7,17 @@ run against a real ledger: the rollback must name the unreachable member and tak
 the gang with a reason. Its BMC address refuses connections, so the reason also says the
 BMC could not be read (the lab test reads a real BMC's PowerState Off).
 """
-import json
 import os
-import socket
 import sqlite3
-import subprocess
 import sys
 
 import pytest
 
 import gpufleet  # noqa: F401  (the collection loader)
-from gpufleet.collection import collections_path
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import gang
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger import Ledger
-from tests.helpers import ROOT, VENV_BIN, need_tool
+from tests.helpers import ROOT, need_tool
+from tests.integration.faults.ansible_run import ansible_playbook, closed_port, unreadable_bmc
 
 pytestmark = [pytest.mark.integration]
 
@@ -28,23 +25,12 @@ PLAYBOOK = os.path.join(ROOT, "tests", "integration", "faults", "playbooks", "ga
 TO_VALIDATING = ["enrolled", "inspected", "imaging", "configuring", "validating"]
 
 
-def _closed_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]  # nothing listens once the socket is closed
-
-
-def _inventory(tmp_path):
-    port = _closed_port()
+def _inventory():
+    port = closed_port()
     local = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
-    bmc = {"gpufleet_bmc_address": "https://127.0.0.1:%d" % port, "gpufleet_bmc_username": "admin",
-           "gpufleet_bmc_password": "unused", "gpufleet_bmc_system_id": "gn2", "gpufleet_bmc_validate_certs": False}
-    hosts = {"gn1": local, "gn3": dict(local, fail_here=True),
-             "gn2": dict(bmc, ansible_connection="ssh", ansible_host="127.0.0.1", ansible_port=port,
-                         ansible_ssh_common_args="-o ConnectTimeout=5 -o BatchMode=yes")}
-    path = tmp_path / "inventory.json"
-    path.write_text(json.dumps({"gang": {"hosts": hosts}}))  # YAML is a superset of JSON
-    return str(path)
+    unreachable = dict(unreadable_bmc("gn2"), ansible_connection="ssh", ansible_host="127.0.0.1", ansible_port=port,
+                       ansible_ssh_common_args="-o ConnectTimeout=5 -o BatchMode=yes")
+    return {"gang": {"hosts": {"gn1": local, "gn2": unreachable, "gn3": dict(local, fail_here=True)}}}
 
 
 def _ledger(tmp_path, gang_id, members):
@@ -64,11 +50,8 @@ def test_an_unreachable_member_is_named_in_the_rollback_with_a_reason(tmp_path):
     need_tool("ssh")
     members = ["gn1", "gn2", "gn3"]
     ledger = _ledger(tmp_path, "g-lost", members)
-    env = dict(os.environ, PATH=VENV_BIN + os.pathsep + os.environ["PATH"], ANSIBLE_COLLECTIONS_PATH=collections_path(),
-               ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"))
     extra = {"gpufleet_ledger": ledger, "gpufleet_gang_id": "g-lost", "gpufleet_members": members}
-    proc = subprocess.run([os.path.join(VENV_BIN, "ansible-playbook"), "-i", _inventory(tmp_path), PLAYBOOK,
-                           "-e", json.dumps(extra)], capture_output=True, text=True, env=env, timeout=300, check=False)
+    proc = ansible_playbook(tmp_path, PLAYBOOK, _inventory(), extra)
     out = proc.stdout[-4000:] + proc.stderr[-2000:]
     assert "UNREACHABLE!" in proc.stdout, out  # the fault really was an unreachable host
     conn = sqlite3.connect(ledger)
@@ -83,6 +66,7 @@ def test_an_unreachable_member_is_named_in_the_rollback_with_a_reason(tmp_path):
     assert state == "failed", nodes
     assert reason.startswith("gn2 stopped answering during the acceptance gate (gang g-lost, found unreachable): "
                              "its BMC could not be read afterwards ("), reason
-    assert nodes["gn3"] == ("failed", "Fail where the inventory says so: acceptance gate failed at phase gpu (report r-gn3)")
+    assert nodes["gn3"] == ("failed",
+                            "Fail where the inventory says so: acceptance gate failed at phase gpu (report r-gn3)")
     # gn1 passed its play but was still validating when the gang rolled back: failed, saying so
     assert nodes["gn1"] == ("failed", "gang g-lost rolled back while the node was validating; reimage before reuse")

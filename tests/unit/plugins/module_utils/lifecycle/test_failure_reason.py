@@ -3,17 +3,24 @@ import pytest
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import failure_reason as fr
 
-# What ansible-core 2.19 registered when the lab cut lab-r2n1's power mid-gate (docs/reliability.md).
+# What ansible-core 2.19 registered when the lab cut lab-r2n1's power mid-gate.
 CUT_OFF = {"failed": True, "msg": "Module result deserialization failed: No start of json char found",
            "module_stdout": "", "module_stderr": "", "rc": 137, "_ansible_parsed": False}
 UNREACHABLE = {"unreachable": True, "changed": False,
                "msg": "Failed to create temporary directory. In some cases, you may have been able to ..."}
+# What the lab registered when lab-r1n4 lost power before the gang's join role copied the munge key.
+COPY_TO_A_DEAD_CONTAINER = {"failed": True, "msg": "Task failed: Failed to set permissions on remote files "
+                            "(rc: 1, err: Error response from daemon: Container a9faf1e418d0 is not running )"}
 POWER_OFF = {"changed": False, "facts": {"system": {"power_state": "Off", "health": "OK"}}}
 POWER_ON = {"changed": False, "facts": {"system": {"power_state": "On"}}}
 BMC_DOWN = {"failed": True, "msg": "BMC of node lab-r2n1 did not answer https://127.0.20.2:8443 within 5 s"}
 
 
-@pytest.mark.parametrize("result", [CUT_OFF, UNREACHABLE, dict(CUT_OFF, module_stdout="  \n")])
+@pytest.mark.parametrize("result", [
+    CUT_OFF, UNREACHABLE, dict(CUT_OFF, module_stdout="  \n"), COPY_TO_A_DEAD_CONTAINER,
+    {"failed": True, "msg": "Error response from daemon: No such container: gpufleet-lab-n1"},
+    {"failed": True, "msg": "Failed to connect to the host via ssh: ssh: connect to host 10.0.0.7 port 22: No route"},
+])
 def test_a_node_that_went_away_is_a_lost_connection(result):
     assert fr.connection_lost(result) is True
 
@@ -22,6 +29,10 @@ def test_a_node_that_went_away_is_a_lost_connection(result):
     dict(CUT_OFF, module_stdout="Traceback (most recent call last): ..."),  # a broken module, not a lost node
     {"failed": True, "msg": "acceptance gate failed at phase gpu: ..."},
     {"failed": True, "msg": "non-zero return code", "rc": 1},
+    {"failed": True, "msg": "slurmd is not running on n1"},  # a task's own words, not the transport's
+    # the node never came back: the wait's timeout is the reason (its last try's error is embedded)
+    {"failed": True, "msg": "timed out waiting for ping module test: Error response from daemon: "
+                            "Container 0f3 is not running"},
     {}, None, "text",
 ])
 def test_other_failures_are_not_a_lost_connection(result):
@@ -96,3 +107,10 @@ def test_a_lost_gang_member_names_the_gang():
     reason = fr.lost_node_reason("lab-r1n4", "ready", POWER_OFF, "gang g1, found unreachable")
     assert reason.startswith("lab-r1n4 stopped answering during registration with the scheduler (gang g1, found "
                              "unreachable): its BMC reports PowerState Off afterwards: the node lost power;")
+
+
+def test_a_task_on_a_container_that_lost_power_names_the_step_and_keeps_the_task():
+    reason = fr.failure_reason(COPY_TO_A_DEAD_CONTAINER, "Install the munge key", "lab-r1n4", "ready", POWER_OFF)
+    assert reason.startswith('lab-r1n4 stopped answering during registration with the scheduler (task "Install the '
+                             'munge key"): its BMC reports PowerState Off afterwards: the node lost power;'), reason
+    assert "Ansible reported: Task failed: Failed to set permissions" in reason
