@@ -51,3 +51,20 @@ def test_an_unreachable_target_is_recorded_failed_with_its_step_and_bmc(tmp_path
     assert nodes["n1"] == ("validating", "bring-up validating")  # finished its play: not lost
     assert nodes["n3"] == ("validating", "bring-up validating")  # its rescue records it, not this play
     assert nodes["n4"] == ("ready", "bring-up ready")  # unreachable, but not in a provisioning step
+
+
+def test_a_run_that_lost_no_node_records_nothing(tmp_path):
+    ledger = str(tmp_path / "ledger.sqlite")
+    book = Ledger(ledger)
+    for index, target in enumerate(STEPS[:STEPS.index("validating") + 1]):
+        book.transition("n1", target, "test", "bring-up " + target, **({"sku": "lab"} if index == 0 else {}))
+    book.close()
+    local = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
+    inventory = {"nodes": {"hosts": {"n1": local}}, "all": {"hosts": {"localhost": local}}}
+    proc = ansible_playbook(tmp_path, PLAYBOOK, inventory, {"gpufleet_ledger": ledger, "gpufleet_targets": "nodes"})
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    conn = sqlite3.connect(ledger)
+    try:
+        assert conn.execute("SELECT state, reason FROM nodes").fetchall() == [("validating", "bring-up validating")]
+    finally:
+        conn.close()
