@@ -90,11 +90,12 @@ def test_built_collection_holds_only_what_runs_under_ansible(built_collection):
 
 
 def _module_utils_used_by_plugins():
-    """Module_utils files reachable by imports from the modules and the inventory plugin."""
+    """Module_utils files reachable by imports from the modules, the inventory and the filter plugins."""
     import ast
     prefix = "ansible_collections.gpufleet.baremetal."
     todo = glob.glob(os.path.join(ROOT, "plugins", "modules", "*.py")) + \
-        glob.glob(os.path.join(ROOT, "plugins", "inventory", "*.py"))
+        glob.glob(os.path.join(ROOT, "plugins", "inventory", "*.py")) + \
+        glob.glob(os.path.join(ROOT, "plugins", "filter", "*.py"))
     seen = set()
     while todo:
         path = todo.pop()

@@ -1,0 +1,120 @@
+# -*- coding: utf-8 -*-
+# Private to the gpufleet.baremetal collection; not a public API.
+"""The reason a node failed, in an operator's words, from what Ansible reported.
+
+A node that stops answering in the middle of a task (power lost, crashed, network down)
+reaches the ledger through Ansible's side of the story: "Module result deserialization
+failed: No start of json char found" (the module's output was cut off) or an unreachable
+host. Neither says what happened to the node. These functions name the node, the
+lifecycle step it was in, the task, and the power state its BMC reported afterwards.
+Every other failure keeps Ansible's message: the task's own error is the best reason.
+"""
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+__all__ = ["connection_lost", "bmc_power", "failure_reason", "lost_node_reason"]
+
+# Ansible's message when a module's output is not JSON (here: nothing, the node went away).
+_CUT_OFF = "Module result deserialization failed"
+# The transport's own words for a node that is gone (a task's output never says these):
+# docker exec into a stopped container (the lab's power loss), ssh that cannot connect.
+_TRANSPORT_GONE = re.compile(r"Error response from daemon: (Container \S+ is not running|No such container)"
+                             r"|Failed to connect to the host via ssh|Data could not be sent to remote host")
+# A wait for the node to come back that timed out: the wait's own message is the better reason.
+_WAIT_TIMED_OUT = "timed out waiting for"
+# Words for the step a node was in (its ledger state when the task ran).
+_STEPS = {
+    "imaging": "imaging",
+    "configuring": "configuration",
+    "validating": "the acceptance gate",
+    "ready": "registration with the scheduler",
+    "hot": "registration with the scheduler",
+    "waking": "wake-up",
+}
+_MESSAGE_LIMIT = 600
+_ANSIBLE_SAID_LIMIT = 200
+
+
+def _truncate(text, limit):
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit - 3].rstrip() + "..."
+
+
+def _message(result):
+    """Ansible's message of a failed task result (its msg, else its reason, else 'failed')."""
+    if not isinstance(result, dict):
+        return "failed"
+    return str(result.get("msg") or result.get("reason") or "failed")
+
+
+def connection_lost(result):
+    """True when the task failed because the node stopped answering, not because of its work.
+
+    Unreachable, a module whose output was empty when Ansible tried to read it (a module
+    that printed something else than JSON is a broken module, not a lost node), or the
+    connection's own error for a node that is gone. A timed-out wait for the node is not.
+    """
+    if not isinstance(result, dict):
+        return False
+    if result.get("unreachable"):
+        return True
+    message = _message(result)
+    if message.startswith(_WAIT_TIMED_OUT):
+        return False
+    if message.startswith(_CUT_OFF) and not str(result.get("module_stdout") or "").strip():
+        return True
+    return bool(_TRANSPORT_GONE.search(message))
+
+
+def bmc_power(info):
+    """The power state from a registered ``redfish_info`` result: (state, error).
+
+    (None, None) when the BMC was not read (no result, or the task was skipped).
+    """
+    if not isinstance(info, dict) or not info or info.get("skipped"):
+        return None, None
+    if info.get("failed"):
+        return None, _truncate(_message(info), _ANSIBLE_SAID_LIMIT)
+    system = (info.get("facts") or {}).get("system") or {}
+    state = system.get("power_state") if isinstance(system, dict) else None
+    if not state:
+        return None, "it answered without a PowerState"
+    return str(state), None
+
+
+def _what_the_bmc_says(power):
+    state, error = bmc_power(power)
+    if error:
+        return ("its BMC could not be read afterwards (%s); check the node's power and console, "
+                "then re-run the playbook for it" % error)
+    if state is None:
+        return "its BMC was not read; check the node's power and console, then re-run the playbook for it"
+    if state == "Off":
+        return ("its BMC reports PowerState Off afterwards: the node lost power; check its power feed "
+                "and the BMC event log, then re-run the playbook for it")
+    return ("its BMC reports PowerState %s afterwards: the node crashed, rebooted or lost its network; "
+            "check its console and network, then re-run the playbook for it" % state)
+
+
+def _step(state):
+    return _STEPS.get(state or "", "its %s step" % state if state else "provisioning")
+
+
+def lost_node_reason(node, state, power=None, context=None):
+    """Why a node that stopped answering failed: the node, its step, and what its BMC says.
+
+    ``context`` says where, e.g. 'task "Run the acceptance gate"' or 'gang train-42'.
+    """
+    where = " (%s)" % context if context else ""
+    return "%s stopped answering during %s%s: %s." % (node, _step(state), where, _what_the_bmc_says(power))
+
+
+def failure_reason(result, task, node, state=None, power=None):
+    """The ledger reason of a failed task: the lost node in plain words, else the task's error."""
+    if not connection_lost(result):
+        return "%s: %s" % (task, _truncate(_message(result), _MESSAGE_LIMIT))
+    said = _truncate(_message(result), _ANSIBLE_SAID_LIMIT)
+    return "%s Ansible reported: %s" % (lost_node_reason(node, state, power, 'task "%s"' % task), said)
