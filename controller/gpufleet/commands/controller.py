@@ -113,6 +113,7 @@ def cmd_status(args):
     reconciler = build(args)
     now = reconciler.clock()
     world = reconciler.read_world(now)
+    reconciler.day2(world, now)      # operator drains and open day-2 cases (nothing recorded)
     print(status.render_status(world, records.open_decisions(reconciler.ledger),
                                records.decisions(reconciler.ledger, limit=args.last),
                                records.lease_holder(reconciler.ledger, now)))
