@@ -32,7 +32,7 @@ class Day2Pass:
     actions: Tuple[Day2Action, ...] = ()
     tracks: Dict = field(default_factory=dict)
     operator: Tuple[OperatorDrain, ...] = ()
-    claimed: frozenset = frozenset()     # open cases and drains started now
+    claimed: frozenset = frozenset()     # open cases, drains started now, operator drains
     notes: Tuple[str, ...] = ()          # waits and holds, in words for the log
 
 
@@ -118,9 +118,11 @@ def decide(rows, views, jobs, pools, tracks, cases, busy, now, extra_signals=(),
     views = {v.node: v for v in views if v.pool in pools}
     cases = {n: c for n, c in cases.items() if c.case.pool in pools}
     found = detect.slurm_signals(list(_watched_rows(rows, views, cases)), now, checker_prefixes)
-    signals = list(found.signals) + [s for s in extra_signals if isinstance(s, Signal)
-                                     and s.node in views and s.node not in cases
-                                     and views[s.node].state in IN_SERVICE]
+    # A node under one of our machine actions changes power and Slurm state on purpose: what
+    # it shows meanwhile is not counted.
+    signals = [s for s in found.signals if s.node not in busy] + [
+        s for s in extra_signals if isinstance(s, Signal) and s.node in views
+        and s.node not in cases and s.node not in busy and views[s.node].state in IN_SERVICE]
     new_tracks, actionable = _persist(tracks, signals, views, pools, now)
     running = _running_on(jobs)
     candidates = [budget.Candidate(a.node, views[a.node].pool, a.severity, a.first_seen)
@@ -135,7 +137,9 @@ def decide(rows, views, jobs, pools, tracks, cases, busy, now, extra_signals=(),
     for cand in chosen.start:
         actions.append(Day2Action("drain", cand.pool, (cand.node,),
                                   "; ".join(why[cand.node]), jobs=running.get(cand.node, ())))
-    claimed = set(cases) | {c.node for c in chosen.start}
+    # Day-2 holds its cases; a node a person drained is no supply for the planner either (a
+    # resume would undo the person's drain).
+    claimed = set(cases) | {c.node for c in chosen.start} | {o.node for o in found.operator}
     for node, open_case in sorted(cases.items()):
         if open_case.in_flight or node in busy:
             continue

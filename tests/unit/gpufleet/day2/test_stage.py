@@ -41,6 +41,7 @@ def test_operator_drains_and_our_own_holds_are_left_alone():
             ("n3", "IDLE+DRAIN", "gpufleet:hold: idle", None)]
     result = run(rows, tracks=run(rows).tracks, now=NOW + 10)
     assert result.actions == () and [o.node for o in result.operator] == ["n1"]
+    assert result.claimed == {"n1"}          # no supply for the planner: a resume would undo it
 
 
 def test_nodes_not_in_service_are_not_watched():
@@ -111,3 +112,9 @@ def test_redfish_signals_count_for_nodes_in_service_only():
     first = run([], signals=off)
     drain, = run([], tracks=first.tracks, signals=off, now=NOW + 10).actions
     assert drain.nodes == ("n2",) and "power_off" in drain.reason
+
+
+def test_signals_of_a_node_under_our_own_action_are_not_counted():
+    off = [Signal("n2", "redfish", "power_off", "powered Off while the ledger says on", NOW)]
+    first = run([NHC], signals=off, busy={"n1", "n2"})
+    assert first.tracks == {}
