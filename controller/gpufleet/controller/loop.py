@@ -29,6 +29,7 @@ _GANG_LOOKBACK_S = 2 * 86400
 # How far back the decision log is folded into open day-2 cases (a case older than this whose
 # node never came back is left to a person: docs/day2.md).
 _DAY2_LOOKBACK_S = 7 * 86400
+DAY2_HELD = "day2"   # the state the planner sees for a node day-2 holds
 
 
 def _ledger_only(action):
@@ -89,7 +90,10 @@ class Reconciler:
         world = self.read_world(now)
         self.day2(world, now, commit)
         history = records.demand_history(self.ledger, since=now - 28 * 86400)
-        supply_nodes = [replace(v, tier=UNAVAILABLE) if v.node in world.day2.claimed else v for v in world.nodes]
+        # state 'day2' too: the planner retries or breaks a 'failed' node itself (its own bring-up
+        # failures), and a node day-2 holds is not its to touch
+        supply_nodes = [replace(v, tier=UNAVAILABLE, state=DAY2_HELD) if v.node in world.day2.claimed else v
+                        for v in world.nodes]
         plan = self.planning.plan(world.raw, supply_nodes, self.actuator.in_flight(), self.gangs(now), now,
                                   history)
         return plan, world

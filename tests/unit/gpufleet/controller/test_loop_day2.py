@@ -29,7 +29,8 @@ def test_a_persisting_health_checker_drain_is_drained_recycled_and_readmitted(le
     playbook, extra, _ = runs.calls[0]
     assert playbook == "drain" and extra["gpufleet_targets"] == "n1"
     assert ledger.get("n1")["state"] == "draining"
-    assert all(v.tier == "unavailable" for v in planning.seen[-1][1] if v.node == "n1")  # no supply now
+    held, = [v for v in planning.seen[-1][1] if v.node == "n1"]
+    assert (held.tier, held.state) == ("unavailable", "day2")      # no supply, nothing to retry
     rec.source = FakeSource(nodes={"n1": SlurmNode("n1", "IDLE", ("DRAIN",), reason="gpufleet:day2: x")})
     rec.once()
     rec.drain()
@@ -67,6 +68,25 @@ def test_an_operator_drain_is_left_alone(ledger, make_reconciler):
     rec.day2(world, 1000.0)
     assert [(o.node, o.reason) for o in world.day2.operator] == [("n1", "rack move, ticket 42")]
     assert result.error is None
+
+
+def test_a_failed_recycle_is_not_the_planners_to_retry(ledger, make_reconciler):
+    in_service(ledger)
+    rec, runs, planning = make_reconciler(source=FakeSource(nodes={"n1": NHC}), runs=Runs())
+    for _ in range(3):
+        rec.once()
+        rec.drain()
+    runs.rc = 2                                             # the recycle's gate fails
+    walk(ledger, "n1", "recycling", "imaging", "failed")    # what a failed recycle leaves
+    rec.once()
+    rec.drain()
+    assert [(d["action"], d["outcome"][:6]) for d in records.decisions(ledger)] == [("drain", "ok"),
+                                                                                    ("recycle", "failed")]
+    rec.once()
+    rec.drain()
+    held, = [v for v in planning.seen[-1][1] if v.node == "n1"]
+    assert held.state == "day2"                             # not 'failed': the planner leaves it
+    assert [d["action"] for d in records.decisions(ledger)][-1] == "recycle"    # day-2 tries again
 
 
 def test_a_day2_decision_left_in_flight_is_resumed_with_its_peers(ledger, make_reconciler):
