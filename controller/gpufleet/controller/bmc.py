@@ -39,11 +39,13 @@ class BmcWatch:
     def __init__(self, run, interval, out_dir, say=lambda text: None):
         self.run, self.interval, self.out_dir, self.say = run, interval, out_dir, say
         self._lock = threading.Lock()
-        self._thread, self._last_start, self._ready, self._count = None, None, None, 0
+        self._thread, self._last_start, self._ready = None, None, None
 
     def _read(self, targets, run_id):
-        path = os.path.join(self.out_dir, "%s.json" % run_id)
+        path = os.path.join(self.out_dir, "reading.json")
         try:
+            if os.path.exists(path):
+                os.remove(path)     # never hand over the last reading again as a new one
             rc = self.run(targets, path, run_id)
             with open(path) as handle:
                 readings = json.load(handle)
@@ -62,9 +64,10 @@ class BmcWatch:
                 and (self._last_start is None or now - self._last_start >= self.interval):
             targets = sorted(v.node for v in views if v.state in IN_SERVICE)
             if targets:
-                self._last_start, self._count = now, self._count + 1
-                self._thread = threading.Thread(target=self._read, args=(targets, "bmc-%d-%d" % (
-                    os.getpid(), self._count)), daemon=True, name="gpufleet-bmc-read")
+                self._last_start = now
+                # one run id: its artifacts folder is reused, not one more per read
+                self._thread = threading.Thread(target=self._read, args=(targets, "bmc-read"), daemon=True,
+                                                name="gpufleet-bmc-read")
                 self._thread.start()
         return signals_from(readings, views, now) if readings else ()
 

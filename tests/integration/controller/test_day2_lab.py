@@ -5,8 +5,8 @@ nodes and a controller running (lab["controller"]). The lab policy's day2 sectio
 1. an NHC-style drain on a hot node: drained, recycled (reimage + full gate, a known-good peer
    for the fabric phase), re-admitted; the ledger tells the story;
 2. a drain an operator set is left alone and shown by `controller status`;
-3. a node powered off through its BMC behind the controller's back is detected over Redfish,
-   recycled and re-admitted.
+3. a node powered off through its BMC behind the controller's back is detected (over Redfish,
+   or by Slurm's "Not responding", whichever comes first), recycled and re-admitted.
 
 Run under the lab lock, after the capacity module (it builds the state these start from):
   GPUFLEET_CONTROLLER_LAB=1 flock /tmp/gpufleet-lab.lock .venv/bin/python -m pytest tests/integration/controller
@@ -93,7 +93,10 @@ def test_a_node_powered_off_behind_the_controllers_back_is_detected_and_repaired
     assert power_state(node) == "Off"
     drain = demo.wait_for("%s drained" % node, lambda: next(
         (d for d in _day2(node) if d["action"] == "drain" and d["at"] >= start), None), 300, poll=2)
-    assert "power_off" in drain["reason"], drain["reason"]          # the Redfish read saw it
+    # The Redfish read (every 15 s, 2 readings) and Slurm (SlurmdTimeout 30 s: "Not responding")
+    # race to see it; either is a detection, the drain names which one did.
+    assert "redfish power_off" in drain["reason"] or "slurm_down" in drain["reason"], drain["reason"]
+    print("power-off detected by: %s" % drain["reason"])
     demo.wait_for("%s recycled and re-admitted" % node, lambda: _closed(node), REPAIR_S, poll=5)
     assert power_state(node) == "On" or demo.states()[node] == "parked", (node, demo.states()[node])
     assert "recycling" in _story(node, start - 5)

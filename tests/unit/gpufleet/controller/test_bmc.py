@@ -35,6 +35,7 @@ def test_one_read_per_interval_and_each_reading_handed_over_once(tmp_path):
 
 
 def test_an_unusable_reading_is_said_and_gives_nothing(tmp_path):
+    (tmp_path / "reading.json").write_text('{"n1": {"health": "OK", "power_state": "Off"}}')   # an old one
     said = []
     watch = BmcWatch(lambda targets, out_path, run_id: 2, 60.0, str(tmp_path), say=said.append)
     watch(VIEWS, 0.0)
