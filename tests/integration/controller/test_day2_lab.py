@@ -81,7 +81,7 @@ def test_an_operator_drain_is_left_alone_and_shown(lab):
         assert len(_day2(node)) == before, _day2(node)
         assert "rack move, ticket 42" in demo.slurm("scontrol", "show", "node", node)
     finally:
-        demo.slurm("scontrol", "update", "nodename=%s" % node, "reason=gpufleet:hold: lab test done")
+        demo.slurm("scontrol", "update", "nodename=%s" % node, "state=drain", "reason=gpufleet:hold: lab test done")
 
 
 def test_a_node_powered_off_behind_the_controllers_back_is_detected_and_repaired(lab):
