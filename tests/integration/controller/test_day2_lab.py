@@ -90,7 +90,7 @@ def test_a_node_powered_off_behind_the_controllers_back_is_detected_and_repaired
     node = demo.wait_for("a hot node", lambda: _hot()[:1], 900)[0]
     start = time.time()
     power_off_behind_the_controllers_back(node)
-    assert power_state(node) == "Off"
+    demo.wait_for("%s powered off (the lab BMC's power delay)" % node, lambda: power_state(node) == "Off", 120)
     drain = demo.wait_for("%s drained" % node, lambda: next(
         (d for d in _day2(node) if d["action"] == "drain" and d["at"] >= start), None), 300, poll=2)
     # The Redfish read (every 15 s, 2 readings) and Slurm (SlurmdTimeout 30 s: "Not responding")
