@@ -202,6 +202,16 @@ class Day2(_Strict):
     renewal_max_age: Optional[Duration] = None
     renewal_reimage: bool = Field(default=False, strict=True)
     refresh: Refresh = Refresh()
+    # How often the controller reads every BMC's health and power (one fleet read; the
+    # shortest of the pools' values is used); none: no Redfish detection.
+    redfish_interval: Optional[Duration] = 60.0
+
+    @model_validator(mode="after")
+    def _interval_positive(self):
+        if self.redfish_interval is not None and self.redfish_interval <= 0:
+            raise ValueError("redfish_interval must be above 0s; fix: write a duration like 1m, "
+                             "or null for no Redfish detection")
+        return self
 
 
 class Pool(_Strict):

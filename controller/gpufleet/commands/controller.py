@@ -10,6 +10,7 @@ import socket
 import sys
 
 from gpufleet import lab_target
+from gpufleet.collection import repo_path
 
 NAME = "controller"
 HELP = "capacity controller: supply that follows Slurm demand (run, once, status)"
@@ -33,7 +34,24 @@ def _settings(args):
     return ledger, inventory, var_files, prefix, spool
 
 
-def build(args, out=None):
+def _bmc_watch(planning, inventory_path, var_files, say):
+    """The day-2 Redfish read (playbooks/bmc_health.yml) at the pools' shortest interval."""
+    from gpufleet import playbook_runner
+    from gpufleet.controller.bmc import BmcWatch
+
+    intervals = [p.day2.redfish_interval for p in planning.policy.pools.values() if p.day2.redfish_interval]
+
+    def read(targets, out_path, run_id):
+        _status, rc, _artifacts = playbook_runner.run_playbook(
+            "bmc_health", inventory_path, run_id, var_files=var_files, timeout=300,
+            extravars={"gpufleet_targets": ",".join(targets), "gpufleet_bmc_read_out": out_path})
+        return rc
+    out_dir = repo_path("build", "runs", "bmc")
+    os.makedirs(out_dir, exist_ok=True)
+    return BmcWatch(read, min(intervals) if intervals else None, out_dir, say=say)
+
+
+def build(args, out=None, watch_bmc=True):
     from gpufleet.controller import inventory, records
     from gpufleet.controller.actuator import Actuator
     from gpufleet.controller.demand import SlurmSource
@@ -46,8 +64,11 @@ def build(args, out=None):
     concurrency = args.concurrency or planning.concurrency()
     actuator = Actuator(inventory_path, var_files, concurrency=concurrency)
     controller_id = args.id or "%s:%d" % (socket.gethostname(), os.getpid())
-    return Reconciler(SlurmSource(prefix), ledger, planning, actuator, inventory.load_inventory(inventory_path),
-                      controller_id, out=out or sys.stdout, spool_dir=spool)
+    reconciler = Reconciler(SlurmSource(prefix), ledger, planning, actuator, inventory.load_inventory(inventory_path),
+                            controller_id, out=out or sys.stdout, spool_dir=spool)
+    if watch_bmc:
+        reconciler.redfish = _bmc_watch(planning, inventory_path, var_files, reconciler._say)
+    return reconciler
 
 
 def cmd_once(args):
@@ -105,9 +126,10 @@ def start_metrics(args, reconciler):
 def cmd_status(args):
     from gpufleet.controller import records, status
 
-    reconciler = build(args)
+    reconciler = build(args, watch_bmc=False)
     now = reconciler.clock()
     world = reconciler.read_world(now)
+    reconciler.day2(world, now)      # operator drains and open day-2 cases (nothing recorded)
     print(status.render_status(world, records.open_decisions(reconciler.ledger),
                                records.decisions(reconciler.ledger, limit=args.last),
                                records.lease_holder(reconciler.ledger, now)))

@@ -23,7 +23,16 @@ PLAYBOOK_OF = {
     "hold": ("hold", {}),
     "park": ("park", {}),
     "rollback": ("park", {}),
+    # day-2 (gpufleet.day2.stage): the controller drains from the Slurm side (a powered-off
+    # node cannot drain itself), so recycle skips its own drain and ends hot (held), and
+    # readmit puts it where the floors need it
+    "drain": ("drain", {}),
+    "requeue": ("requeue", {}),
+    "recycle": ("recycle", {"gpufleet_recycle_hold": True, "gpufleet_recycle_drained": True}),
+    "readmit": (None, {}),
 }
+# readmit's playbook by target tier (to hot is a ledger step: the recycle left it hot)
+_READMIT = {"joined": "admit", "warm": "park"}
 
 
 def playbook_for(action):
@@ -31,17 +40,25 @@ def playbook_for(action):
     if action.kind not in PLAYBOOK_OF:
         return None, {}
     playbook, extra = PLAYBOOK_OF[action.kind]
+    if action.kind == "readmit":
+        playbook = _READMIT.get(action.target_tier)
+        if playbook is None:
+            return None, {}
     if action.kind == "bringup" and action.target_tier == "warm":
         playbook = ("bringup", "park")     # bring up, then park: warm supply
     extra = dict(extra, gpufleet_targets=",".join(action.nodes), gpufleet_reason=action.reason)
-    if action.kind in ("admit", "resume"):
+    if action.kind in ("admit", "resume") or (action.kind == "readmit" and playbook == "admit"):
         extra.update(gpufleet_admit_nodes=list(action.nodes), gpufleet_admit_job=action.job_id or "",
                      gpufleet_gang_id=action.gang_id or "")
-    if action.kind in ("park", "rollback", "hold"):
+    if action.kind in ("park", "rollback", "hold") or playbook == "park":
         extra.update(gpufleet_park_power_off=(action.kind != "hold"))
     if action.kind == "park" and action.target_tier == spool.SLURM_SUSPENDED:
         # Slurm's SuspendProgram: Slurm already took the node out and resumes it itself
         extra.update(gpufleet_park_drain=False)
+    if action.kind == "recycle":
+        extra.update(gpufleet_fabric_peers=list(action.peers))
+    if action.kind == "requeue":
+        extra.update(gpufleet_requeue_jobs=list(action.jobs))
     if action.target_tier == "joined":
         # Slurm's power saving already placed a job on the node: it must come up schedulable
         extra.update(gpufleet_bringup_hold=False, gpufleet_wake_resume=True)

@@ -8,6 +8,7 @@ recorded state and skip the steps already done) instead of planning them again.
 from collections import Counter
 
 from gpufleet.controller import records
+from gpufleet.day2.model import Day2Action
 
 __all__ = ["demand_summary", "supply_summary", "Journal"]
 
@@ -35,6 +36,10 @@ class Journal:
         # has columns for kind, nodes and job only)
         demand["action"] = {"gang_id": action.gang_id, "replaces": action.replaces,
                             "target_tier": action.target_tier, "deadline_at": action.deadline_at}
+        if isinstance(action, Day2Action):
+            # the case book (gpufleet.day2.cases) and a resumed run read these back
+            demand["action"].update(day2=True, jobs=list(action.jobs), peers=list(action.peers),
+                                    record=action.record)
         return records.record_decision(self.ledger, self.controller_id, action, demand,
                                        supply_summary(nodes, action.pool), at=now)
 

@@ -22,8 +22,10 @@ def expected_state(action):
     """The ledger state the action's nodes end in when it worked (None: no single one)."""
     if action.kind in ("bringup", "wake"):
         return {"joined": "joined", "warm": "parked"}.get(action.target_tier, "hot")
+    if action.kind == "readmit":
+        return {"joined": "joined", "warm": "parked", "hot": "hot"}.get(action.target_tier)
     return {"park": "parked", "rollback": "parked", "hold": "hot", "resume": "joined",
-            "admit": "joined"}.get(action.kind)
+            "admit": "joined", "drain": "draining", "recycle": "hot"}.get(action.kind)
 
 
 class Launcher:

@@ -6,10 +6,16 @@ pool and finish in a later pass, which records their outcome. ``run`` repeats pa
 """
 import time
 
+from dataclasses import replace
+
+from gpufleet.capacity.model import UNAVAILABLE
 from gpufleet.controller import records, spool, supply
 from gpufleet.controller.errors import ControllerError, LeaseHeld
 from gpufleet.controller.journal import Journal
 from gpufleet.controller.launch import Launcher
+from gpufleet.day2 import stage
+from gpufleet.day2.cases import NOT_STARTED, fold_cases
+from gpufleet.day2.model import DAY2_KINDS, Day2Action
 from gpufleet.view.sampling import SampleRecorder
 
 __all__ = ["Reconciler", "PassResult", "World", "action_of"]
@@ -20,6 +26,15 @@ __all__ = ["Reconciler", "PassResult", "World", "action_of"]
 _LEDGER_ONLY = ("break_fix", "reserve", "substitute")
 # How far back the decision log is folded into the gangs in progress (gang deadlines are hours).
 _GANG_LOOKBACK_S = 2 * 86400
+# How far back the decision log is folded into open day-2 cases (a case older than this whose
+# node never came back is left to a person: docs/day2.md).
+_DAY2_LOOKBACK_S = 7 * 86400
+DAY2_HELD = "day2"   # the state the planner sees for a node day-2 holds
+
+
+def _ledger_only(action):
+    """Record-only kinds, and a readmit to hot (the recycle already left the node hot)."""
+    return action.kind in _LEDGER_ONLY or (action.kind == "readmit" and action.target_tier == "hot")
 
 
 class World:
@@ -27,6 +42,7 @@ class World:
 
     def __init__(self, raw, jobs, unservable, nodes):
         self.raw, self.jobs, self.unservable, self.nodes = raw, jobs, unservable, nodes
+        self.day2, self.cases = stage.Day2Pass(), {}
 
 
 class PassResult:
@@ -46,6 +62,8 @@ class Reconciler:
         self.journal = Journal(ledger, controller_id)
         self.launcher = Launcher(ledger, planning, actuator, self.journal, clock, self._say)
         self._views = {}
+        self._tracks = {}            # day-2 persistence; a restart starts counting again (later, never sooner)
+        self.redfish = None          # optional: callable(views, now) -> day-2 Signals (gpufleet.controller.bmc)
         # Slurm's node states for the fleet view's seam, written when they change.
         self.samples, self._slurm_nodes = SampleRecorder(), {}
 
@@ -64,13 +82,35 @@ class Reconciler:
         mapped, unservable = self.planning.map_jobs(raw, views)
         return World(raw, mapped, unservable, views)
 
-    def plan(self, now=None):
+    def plan(self, now=None, commit=False):
+        """The capacity plan after the day-2 stage; nodes day-2 holds are no supply for it.
+
+        ``commit`` keeps the day-2 persistence tracks for the next pass (not on a dry run)."""
         now = self.clock() if now is None else now
         world = self.read_world(now)
+        self.day2(world, now, commit)
         history = records.demand_history(self.ledger, since=now - 28 * 86400)
-        plan = self.planning.plan(world.raw, world.nodes, self.actuator.in_flight(), self.gangs(now), now,
+        # state 'day2' too: the planner retries or breaks a 'failed' node itself (its own bring-up
+        # failures), and a node day-2 holds is not its to touch
+        supply_nodes = [replace(v, tier=UNAVAILABLE, state=DAY2_HELD) if v.node in world.day2.claimed else v
+                        for v in world.nodes]
+        plan = self.planning.plan(world.raw, supply_nodes, self.actuator.in_flight(), self.gangs(now), now,
                                   history)
         return plan, world
+
+    def day2(self, world, now, commit=False):
+        """Run the day-2 stage on what the pass read; sets ``world.day2`` and ``world.cases``."""
+        world.cases = fold_cases(records.decisions(self.ledger, since=now - _DAY2_LOOKBACK_S))
+        rows = [(name, "+".join((node.state,) + tuple(node.flags)), node.reason, None)
+                for name, node in sorted(self._slurm_nodes.items())]
+        signals = self.redfish(world.nodes, now) if self.redfish else ()
+        world.day2 = stage.decide(rows, world.nodes, world.raw, self.planning.pools(), self._tracks, world.cases,
+                                  self.actuator.busy_nodes(), now, extra_signals=signals)
+        if commit:
+            self._tracks = world.day2.tracks
+        for note in world.day2.notes:
+            self._say("day-2 %s" % note)
+        return world.day2
 
     def gangs(self, now):
         """Gangs in progress: the planner's own bookkeeping rule over the recorded decisions.
@@ -93,9 +133,9 @@ class Reconciler:
             views = {}   # no fabric peers offered; the runs still converge
         for decision_id, action in pairs:
             self._say("resume decision %s: %s %s (left in flight)" % (decision_id, action.kind, ",".join(action.nodes)))
-        machine = [(i, a) for i, a in pairs if a.kind not in _LEDGER_ONLY]
+        machine = [(i, a) for i, a in pairs if not _ledger_only(a)]
         for i, a in pairs:
-            if a.kind in _LEDGER_ONLY:
+            if _ledger_only(a):
                 self._ledger_step(i, a)
         self.launcher.launch(machine, views)
         return [i for i, _a in pairs]
@@ -105,7 +145,7 @@ class Reconciler:
         now = self.clock()
         finished = [] if dry_run else self._finish()
         try:
-            plan, world = self.plan(now)
+            plan, world = self.plan(now, commit=not dry_run)
         except ControllerError as exc:
             self._say("pass skipped: %s" % exc)
             return PassResult(finished=finished, error=str(exc))
@@ -120,11 +160,16 @@ class Reconciler:
         # Slurm's own power-saving requests first: Slurm already waits on those nodes.
         requests = [a for path, req in self._spool_requests() for a in spool.actions_for(
             req, {v.node: v.state for v in views}, {v.node: v.pool for v in views}.get)]
-        for action in requests + list(plan.actions):
-            machine = action.kind not in _LEDGER_ONLY
+        for action in list(world.day2.actions) + requests + list(plan.actions):
+            machine = not _ledger_only(action)
             if machine and busy.intersection(action.nodes):
                 continue   # never two machine actions on one node at once
             decision_id = self.journal.intent(action, jobs, views, now)
+            if getattr(action, "blocked", ""):
+                self._say("not started %s %s %s: %s" % (decision_id, action.kind, ",".join(action.nodes),
+                                                        action.blocked))
+                self.journal.outcome(decision_id, "%s %s" % (NOT_STARTED, action.blocked))
+                continue
             started.append((decision_id, action))
             if machine:
                 busy.update(action.nodes)
@@ -157,6 +202,10 @@ class Reconciler:
                 for node in action.nodes:
                     records.transition(self.ledger, node, records.states.BREAK_FIX, action.reason,
                                        run_id="ctl-%s" % decision_id)
+            if action.kind == "readmit":
+                wrong = ["%s is %s" % (n, (self.ledger.get(n) or {}).get("state")) for n in action.nodes
+                         if (self.ledger.get(n) or {}).get("state") != records.states.HOT]
+                outcome = "failed: %s, not hot" % "; ".join(wrong) if wrong else outcome
         except records.LifecycleError as exc:   # refused by the state machine: recorded, loop goes on
             outcome = "failed: %s" % exc
         self._say("record %s %s %s: %s (%s)" % (decision_id, action.kind, ",".join(action.nodes), action.reason,
@@ -211,6 +260,11 @@ class Reconciler:
 def action_of(decision):
     from gpufleet.capacity.model import Action
     extra = (decision.get("demand") or {}).get("action") or {}
+    if extra.get("day2") and decision["action"] in DAY2_KINDS:
+        return Day2Action(kind=decision["action"], pool=decision["pool"], nodes=tuple(decision["nodes"] or ()),
+                          reason=decision["reason"], target_tier=extra.get("target_tier"),
+                          jobs=tuple(extra.get("jobs") or ()), peers=tuple(extra.get("peers") or ()),
+                          record=extra.get("record"))
     return Action(kind=decision["action"], pool=decision["pool"], nodes=tuple(decision["nodes"] or ()),
                   reason=decision["reason"], job_id=decision.get("job"), gang_id=extra.get("gang_id"),
                   replaces=extra.get("replaces"), target_tier=extra.get("target_tier"),

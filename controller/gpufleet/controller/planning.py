@@ -57,6 +57,10 @@ class Planning:
         from gpufleet.capacity.tiers import gate_valid
         return gate_valid(gate_passed_at, self.policy.pools[pool].gate_validity, now)
 
+    def pools(self):
+        """{pool name: its policy} (the day-2 stage reads floors, gate validity and ``day2``)."""
+        return dict(self.policy.pools)
+
     def gang_deadline(self, pool):
         return self.policy.pools[pool].gang_deadline
 

@@ -32,11 +32,27 @@ def _pools(nodes, jobs):
     return lines
 
 
+def _day2(world):
+    """Drains a person set (never touched by the controller) and the open day-2 cases."""
+    operator = getattr(getattr(world, "day2", None), "operator", ())
+    lines = ["operator drains (left alone): %s" % (
+        "; ".join("%s %s: %s" % (o.node, o.state, o.reason) for o in operator) or "none")]
+    cases = getattr(world, "cases", None) or {}
+    lines.append("day-2 cases: %s" % ("none" if not cases else ""))
+    for node, open_case in sorted(cases.items()):
+        case = open_case.case
+        last = open_case.reasons[-1][1] if open_case.reasons else "-"
+        lines.append("  %-20s %-15s since %s%s  %s" % (node, case.phase, _when(case.since),
+                                                      " (in flight)" if open_case.in_flight else "", last))
+    return lines
+
+
 def render_status(world, in_flight, recent, holder):
     lines = ["lease: %s" % ("held by %s until %s" % (holder[0], _when(holder[1])) if holder[0] else "free")]
     lines += _pools(world.nodes, world.jobs)
     lines.append("unservable jobs (no pool can ever serve them): %s" % (
         "; ".join("%s: %s" % (j.job_id, why) for j, why in world.unservable) or "none"))
+    lines += _day2(world)
     lines.append("in flight: %s" % (", ".join("%s %s %s" % (d["id"], d["action"], ",".join(d["nodes"] or []))
                                               for d in in_flight) or "nothing"))
     lines.append("last decisions:")

@@ -49,15 +49,20 @@ def history():
         led.close()
 
 
-def power_state(node):
-    # The vars file holds a lookup of the lab's secret file, not the password: ask the lab.
+def _bmc(node):
+    """(system URL, auth, CA) of a lab node's BMC. The vars file holds a lookup of the lab's
+    secret file, not the password: ask the lab."""
     cfg = lab_config.load(None)
     with open(os.path.join(ROOT, "build", "lab", "vars.yml")) as handle:
         lab_vars = yaml.safe_load(handle)
     rack = node.split("r")[1].split("n")[0]
     url = "https://127.0.20.%s:8443/redfish/v1/Systems/%s" % (rack, node)
-    answer = requests.get(url, auth=(lab_vars["vault_gpufleet_bmc_username"], cfg.bmc_password),
-                          verify=lab_vars["gpufleet_bmc_ca_path"], timeout=30)
+    return url, (lab_vars["vault_gpufleet_bmc_username"], cfg.bmc_password), lab_vars["gpufleet_bmc_ca_path"]
+
+
+def power_state(node):
+    url, auth, ca = _bmc(node)
+    answer = requests.get(url, auth=auth, verify=ca, timeout=30)
     assert answer.status_code == 200, (url, answer.status_code, answer.text[:300])
     return answer.json()["PowerState"]
 
@@ -74,3 +79,11 @@ def why(subject, check=True):
     if check and not proc.stdout.strip():
         pytest.fail("gpufleet why %s printed nothing (exit %d): %s" % (subject, proc.returncode, proc.stderr[-2000:]))
     return proc.returncode, json.loads(proc.stdout) if proc.stdout.strip() else None
+
+
+def power_off_behind_the_controllers_back(node):
+    """ForceOff through the node's BMC, as a tripped PDU or a person at the rack would."""
+    url, auth, ca = _bmc(node)
+    answer = requests.post(url + "/Actions/ComputerSystem.Reset", json={"ResetType": "ForceOff"}, auth=auth,
+                           verify=ca, timeout=30)
+    assert answer.status_code in (200, 202, 204), (url, answer.status_code, answer.text[:300])

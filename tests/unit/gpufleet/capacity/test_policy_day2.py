@@ -18,6 +18,8 @@ def test_defaults_do_not_change_the_planner_inputs():
     assert (day2.max_recycles, day2.recycle_window, day2.drain_timeout) == (2, 86400.0, 7200.0)
     assert day2.on_drain_timeout == "requeue" and day2.renewal_max_age is None
     assert (day2.refresh.canaries, day2.refresh.max_canary_failures) == (1, 0)
+    assert day2.redfish_interval == 60.0
+    assert _day2("{redfish_interval: null}").pools["a100"].day2.redfish_interval is None
 
 
 @pytest.mark.parametrize("text,budget", [("{budget: 3}", 3), ("{budget: 0}", 0),
@@ -39,6 +41,7 @@ def test_budgets(text, budget):
     ("{max_recyles: 3}", "pools.a100.day2.max_recyles", "unknown key"),
     ("{on_drain_timeout: cancel}", "pools.a100.day2.on_drain_timeout", "fix:"),
     ("{refresh: {canaries: 0}}", "pools.a100.day2.refresh.canaries", "fix:"),
+    ("{redfish_interval: 0s}", "pools.a100.day2", "redfish_interval must be above 0s"),
     ("{renewal_reimage: 'yes'}", "pools.a100.day2.renewal_reimage", "true or false"),
 ])
 def test_rejections_name_the_field(text, path, words):

@@ -31,6 +31,7 @@ class FakePlanning:
     def __init__(self, actions=()):
         self.actions = list(actions)
         self.seen = []
+        self.pool = None     # the 'lab' pool's policy (default: the policy's defaults)
 
     def pool_of(self, host):
         return "lab"
@@ -41,6 +42,10 @@ class FakePlanning:
     def map_jobs(self, jobs, nodes):
         mapped = tuple(Job(**dict(j.__dict__, pool="lab")) for j in jobs if j.partition != "nowhere")
         return mapped, tuple((j, "no pool matches") for j in jobs if j.partition == "nowhere")
+
+    def pools(self):
+        from gpufleet.capacity.policy import Members, Pool
+        return {"lab": self.pool or Pool(sku="lab", members=Members(groups=("sku_lab",)))}
 
     def gate_fresh(self, pool, gate_at, now):
         return gate_at is not None and now - gate_at < 3600
@@ -59,6 +64,7 @@ class FakePlanning:
 PATHS = {
     "bringup": ("enrolled", "inspected", "imaging", "configuring", "validating", "ready", "hot"),
     "admit": ("joined",), "park": ("parked",), "wake": ("waking", "hot"), "hold": ("draining", "hot"),
+    "drain": ("draining",), "recycle": ("recycling", "imaging", "configuring", "validating", "ready", "hot"),
 }
 
 

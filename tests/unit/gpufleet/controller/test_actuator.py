@@ -44,3 +44,19 @@ def test_concurrency_is_bounded_and_one_decision_runs_once():
     done = actuator.collect(wait=True)
     assert sorted(d[0] for d in done) == [0, 1, 2, 3] and {d[2] for d in done} == {"ok"}
     actuator.shutdown()
+
+
+def test_day2_kinds_map_to_their_playbooks():
+    from gpufleet.day2.model import Day2Action
+    playbook, extra = playbook_for(Day2Action("drain", "lab", ("n1",), "NHC: check_gpu failed"))
+    assert playbook == "drain" and extra["gpufleet_targets"] == "n1" and "NHC" in extra["gpufleet_reason"]
+    playbook, extra = playbook_for(Day2Action("recycle", "lab", ("n1",), "drained", peers=("n2",)))
+    assert playbook == "recycle" and extra["gpufleet_fabric_peers"] == ["n2"]
+    assert extra["gpufleet_recycle_hold"] and extra["gpufleet_recycle_drained"]
+    playbook, extra = playbook_for(Day2Action("requeue", "lab", ("n1",), "timeout", jobs=("7", "8")))
+    assert playbook == "requeue" and extra["gpufleet_requeue_jobs"] == ["7", "8"]
+    playbook, extra = playbook_for(Day2Action("readmit", "lab", ("n1",), "back", target_tier="joined"))
+    assert playbook == "admit" and extra["gpufleet_admit_nodes"] == ["n1"]
+    playbook, extra = playbook_for(Day2Action("readmit", "lab", ("n1",), "back", target_tier="warm"))
+    assert playbook == "park" and extra["gpufleet_park_power_off"] is True
+    assert playbook_for(Day2Action("readmit", "lab", ("n1",), "back", target_tier="hot")) == (None, {})

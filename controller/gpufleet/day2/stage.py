@@ -1,0 +1,157 @@
+"""The day-2 stage of one reconcile pass: what to start now, from what the pass read.
+
+``decide`` is pure: Slurm's node rows, the NodeViews, the running jobs, the pools' policies,
+the persistence tracks of the last pass, the open repair cases (folded from the decision
+log, gpufleet.day2.cases), the nodes with a machine action in flight, extra signals (Redfish)
+and the clock -> the day-2 actions, the new tracks, the operator drains left alone and the
+nodes day-2 holds (the capacity planner must not count them as supply).
+
+Only nodes in service (ledger ``joined`` or ``hot``) are watched: a node being brought up,
+parked or already failed is the capacity planner's. A hot node is held drained by us, so a
+drain without a reason there is our hold, not an operator's.
+"""
+from dataclasses import asdict, dataclass, field, replace
+from typing import Dict, Tuple
+
+from gpufleet.capacity.model import HOT, UNAVAILABLE, WARM
+from gpufleet.capacity.tiers import gate_valid
+from gpufleet.day2 import budget, detect, peers, persistence, repair
+from gpufleet.day2.cases import NOT_STARTED
+from gpufleet.day2.model import Day2Action, OperatorDrain, Signal
+
+__all__ = ["Day2Pass", "decide", "IN_SERVICE", "REASON_PREFIX"]
+
+IN_SERVICE = ("joined", "hot")
+# The Slurm reason day-2 drains carry: detect.OURS, so the next pass knows the node is ours.
+REASON_PREFIX = detect.OURS + "day2: "
+_NO_REASON = ("", "none", "(null)")
+
+
+@dataclass(frozen=True)
+class Day2Pass:
+    actions: Tuple[Day2Action, ...] = ()
+    tracks: Dict = field(default_factory=dict)
+    operator: Tuple[OperatorDrain, ...] = ()
+    claimed: frozenset = frozenset()     # open cases, drains started now, operator drains
+    notes: Tuple[str, ...] = ()          # waits and holds, in words for the log
+
+
+def _watched_rows(rows, views, cases):
+    for node, state, reason, reason_time in rows:
+        view = views.get(node)
+        if view is None or view.state not in IN_SERVICE or node in cases:
+            continue
+        if view.state == "hot" and (reason or "").strip().lower() in _NO_REASON:
+            continue    # our hold: registered drained, Slurm dropped the reason
+        yield node, state, reason, reason_time
+
+
+def _running_on(jobs):
+    found = {}
+    for job in jobs:
+        if job.state == "RUNNING":
+            for node in job.nodes_assigned:
+                found.setdefault(node, []).append(job.job_id)
+    return {n: tuple(sorted(ids)) for n, ids in found.items()}
+
+
+def _persist(tracks, signals, views, pools, now):
+    new_tracks, actionable = {}, []
+    for pool, rules in sorted(pools.items()):
+        mine = {k: t for k, t in (tracks or {}).items()
+                if getattr(views.get(k[0]), "pool", None) == pool}
+        seen = [s for s in signals if views[s.node].pool == pool]
+        state, found = persistence.observe(mine, seen, now, rules.day2.persistence)
+        new_tracks.update(state)
+        actionable.extend(found)
+    return new_tracks, actionable
+
+
+def _target_tier(node, pool, views, claimed, rules):
+    """Back to what the pool's floors lack (hot, then warm), else to service (joined)."""
+    others = [v for v in views.values() if v.pool == pool and v.node != node
+              and v.node not in claimed]
+    if sum(1 for v in others if v.tier == HOT) < rules.floors.hot:
+        return "hot"
+    if sum(1 for v in others if v.tier == WARM) < rules.floors.warm:
+        return "warm"
+    return "joined"
+
+
+def _peer_pick(node, pool, views, claimed, busy, rules, now):
+    nodes = [peers.PeerNode(v.node, v.pool, "", v.tier if v.node not in claimed or v.node == node
+                            else UNAVAILABLE,
+                            gate_valid(v.gate_passed_at, rules.gate_validity, now), v.jobs)
+             for v in views.values() if v.pool == pool]
+    return peers.pick_peers(node, nodes, count=1, exclude=set(busy) | set(claimed))
+
+
+def _case_action(open_case, step, views, claimed, busy, rules, now):
+    case = open_case.case
+    if step.kind == "requeue":
+        return Day2Action("requeue", case.pool, (case.node,), step.reason, jobs=step.jobs)
+    if step.kind == "drain":
+        return Day2Action("drain", case.pool, (case.node,), step.reason)
+    if step.kind == "recycle":
+        pick = _peer_pick(case.node, case.pool, views, claimed, busy, rules, now)
+        if not pick.ok:
+            return Day2Action("recycle", case.pool, (case.node,), step.reason,
+                              blocked="too few fabric peers: %s" % pick.reason)
+        return Day2Action("recycle", case.pool, (case.node,), "%s (%s)" % (step.reason, pick.reason),
+                          peers=pick.peers)
+    if step.kind == "readmit":
+        return Day2Action("readmit", case.pool, (case.node,), step.reason,
+                          target_tier=step.target_tier)
+    if step.kind == "break_fix":
+        record = repair.break_fix_record(case, open_case.reasons, (), ())
+        return Day2Action("break_fix", case.pool, (case.node,), record.summary,
+                          record=asdict(record))
+    return None
+
+
+def decide(rows, views, jobs, pools, tracks, cases, busy, now, extra_signals=(),
+           checker_prefixes=()):
+    """rows: (node, state, reason, reason_time) from Slurm; views: NodeViews; jobs: Jobs;
+    pools: {pool: capacity Pool policy}; tracks: the last pass's persistence state; cases:
+    {node: OpenCase}; busy: nodes with a machine action in flight; extra_signals: Signals
+    from elsewhere (Redfish). -> Day2Pass."""
+    views = {v.node: v for v in views if v.pool in pools}
+    cases = {n: c for n, c in cases.items() if c.case.pool in pools}
+    found = detect.slurm_signals(list(_watched_rows(rows, views, cases)), now, checker_prefixes)
+    # A node under one of our machine actions changes power and Slurm state on purpose: what
+    # it shows meanwhile is not counted.
+    signals = [s for s in found.signals if s.node not in busy] + [
+        s for s in extra_signals if isinstance(s, Signal) and s.node in views
+        and s.node not in cases and s.node not in busy and views[s.node].state in IN_SERVICE]
+    new_tracks, actionable = _persist(tracks, signals, views, pools, now)
+    running = _running_on(jobs)
+    candidates = [budget.Candidate(a.node, views[a.node].pool, a.severity, a.first_seen)
+                  for a in actionable if a.node not in busy]
+    why = {a.node: a.reasons for a in actionable}
+    out_now = {}
+    for open_case in cases.values():
+        out_now[open_case.case.pool] = out_now.get(open_case.case.pool, 0) + 1
+    sizes = {p: sum(1 for v in views.values() if v.pool == p) for p in pools}
+    chosen = budget.select(candidates, {p: r.day2.budget for p, r in pools.items()}, sizes, out_now)
+    actions, notes = [], ["held %s: %s" % (c.node, reason) for c, reason in chosen.held]
+    for cand in chosen.start:
+        actions.append(Day2Action("drain", cand.pool, (cand.node,),
+                                  "; ".join(why[cand.node]), jobs=running.get(cand.node, ())))
+    # Day-2 holds its cases; a node a person drained is no supply for the planner either (a
+    # resume would undo the person's drain).
+    claimed = set(cases) | {c.node for c in chosen.start} | {o.node for o in found.operator}
+    for node, open_case in sorted(cases.items()):
+        if open_case.in_flight or node in busy:
+            continue
+        rules = pools[open_case.case.pool]
+        case = replace(open_case.case, jobs=running.get(node, ()))
+        target = _target_tier(node, case.pool, views, claimed, rules)
+        step = repair.next_step(case, rules.day2, now, target)
+        action = _case_action(open_case, step, views, claimed, busy, rules, now)
+        if action is None:
+            notes.append("%s %s: %s" % (node, case.phase, step.reason))
+        elif action.blocked and "%s %s" % (NOT_STARTED, action.blocked) == open_case.not_started:
+            notes.append("%s %s: %s" % (node, case.phase, action.blocked))   # recorded already
+        else:
+            actions.append(action)
+    return Day2Pass(tuple(actions), new_tracks, found.operator, frozenset(claimed), tuple(notes))

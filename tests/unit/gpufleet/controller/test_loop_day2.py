@@ -1,0 +1,101 @@
+"""The day-2 stage wired into the reconcile pass: recorded decisions, playbooks, restarts."""
+from gpufleet.controller import records
+from gpufleet.controller.loop import action_of
+from gpufleet.controller.slurm_json import SlurmNode
+from tests.unit.gpufleet.controller.conftest import FakeSource, Runs
+
+NHC = SlurmNode("n1", "IDLE", ("DRAIN",), reason="NHC: check_gpu failed")
+
+
+def walk(ledger, node, *states):
+    for target in states:
+        ledger.transition(node, target, "test", "setup")
+
+
+def in_service(ledger):
+    walk(ledger, "n1", "enrolled", "inspected", "imaging", "configuring", "validating", "ready", "hot")
+    walk(ledger, "n2", "enrolled", "inspected", "imaging", "configuring", "validating", "ready", "hot")
+
+
+def test_a_persisting_health_checker_drain_is_drained_recycled_and_readmitted(ledger, make_reconciler):
+    in_service(ledger)
+    runs = Runs()
+    rec, runs, planning = make_reconciler(source=FakeSource(nodes={"n1": NHC}), runs=runs)
+    for _ in range(3):                      # default persistence: 3 sightings
+        rec.once()
+        rec.drain()
+    drain, = [d for d in records.decisions(ledger) if d["action"] == "drain"]
+    assert drain["outcome"] == "ok" and drain["demand"]["action"]["day2"] and "NHC" in drain["reason"]
+    playbook, extra, _ = runs.calls[0]
+    assert playbook == "drain" and extra["gpufleet_targets"] == "n1"
+    assert ledger.get("n1")["state"] == "draining"
+    held, = [v for v in planning.seen[-1][1] if v.node == "n1"]
+    assert (held.tier, held.state) == ("unavailable", "day2")      # no supply, nothing to retry
+    rec.source = FakeSource(nodes={"n1": SlurmNode("n1", "IDLE", ("DRAIN",), reason="gpufleet:day2: x")})
+    rec.once()
+    rec.drain()
+    playbook, extra, _ = runs.calls[1]
+    assert playbook == "recycle" and extra["gpufleet_fabric_peers"] == ["n2"] and extra["gpufleet_recycle_hold"]
+    assert ledger.get("n1")["state"] == "hot"
+    rec.once()                              # n2 is hot: the floor (0 by default) is met -> joined
+    rec.drain()
+    kinds = [(d["action"], d["outcome"]) for d in records.decisions(ledger)]
+    assert kinds == [("drain", "ok"), ("recycle", "ok"), ("readmit", "ok")], kinds
+    assert runs.calls[2][0] == "admit" and ledger.get("n1")["state"] == "joined"
+    rec.once()
+    assert len(records.decisions(ledger)) == 3          # the case is closed
+
+
+def test_a_recycle_short_of_peers_is_recorded_not_started_once(ledger, make_reconciler):
+    walk(ledger, "n1", "enrolled", "inspected", "imaging", "configuring", "validating", "ready", "hot")
+    rec, runs, _p = make_reconciler(source=FakeSource(nodes={"n1": NHC}))
+    for _ in range(5):
+        rec.once()
+        rec.drain()
+    kinds = [(d["action"], (d["outcome"] or "")[:28]) for d in records.decisions(ledger)]
+    assert kinds == [("drain", "ok"), ("recycle", "not started: too few fabric ")], kinds
+    assert [c[0] for c in runs.calls] == ["drain"]
+
+
+def test_an_operator_drain_is_left_alone(ledger, make_reconciler):
+    in_service(ledger)
+    operator = SlurmNode("n1", "IDLE", ("DRAIN",), reason="rack move, ticket 42")
+    rec, runs, _p = make_reconciler(source=FakeSource(nodes={"n1": operator}))
+    for _ in range(4):
+        result = rec.once()
+    assert records.decisions(ledger) == [] and runs.calls == []
+    world = rec.read_world()
+    rec.day2(world, 1000.0)
+    assert [(o.node, o.reason) for o in world.day2.operator] == [("n1", "rack move, ticket 42")]
+    assert result.error is None
+
+
+def test_a_failed_recycle_is_not_the_planners_to_retry(ledger, make_reconciler):
+    in_service(ledger)
+    rec, runs, planning = make_reconciler(source=FakeSource(nodes={"n1": NHC}), runs=Runs())
+    for _ in range(3):
+        rec.once()
+        rec.drain()
+    runs.rc = 2                                             # the recycle's gate fails
+    walk(ledger, "n1", "recycling", "imaging", "failed")    # what a failed recycle leaves
+    rec.once()
+    rec.drain()
+    assert [(d["action"], d["outcome"][:6]) for d in records.decisions(ledger)] == [("drain", "ok"),
+                                                                                    ("recycle", "failed")]
+    rec.once()
+    rec.drain()
+    held, = [v for v in planning.seen[-1][1] if v.node == "n1"]
+    assert held.state == "day2"                             # not 'failed': the planner leaves it
+    assert [d["action"] for d in records.decisions(ledger)][-1] == "recycle"    # day-2 tries again
+
+
+def test_a_day2_decision_left_in_flight_is_resumed_with_its_peers(ledger, make_reconciler):
+    in_service(ledger)
+    rec, runs, _p = make_reconciler()
+    from gpufleet.day2.model import Day2Action
+    action = Day2Action("recycle", "lab", ("n1",), "drained", peers=("n2",))
+    decision_id = rec.journal.intent(action, (), (), 1000.0)
+    assert action_of(records.decisions(ledger)[0]) == action
+    assert rec.converge() == [decision_id]
+    rec.drain()
+    assert runs.calls[0][0] == "recycle" and runs.calls[0][1]["gpufleet_fabric_peers"] == ["n2"]

@@ -1,0 +1,24 @@
+"""`gpufleet controller status`: pools, operator drains, open day-2 cases, decisions."""
+from gpufleet.capacity.model import NodeView
+from gpufleet.controller.loop import World
+from gpufleet.controller.status import render_status
+from gpufleet.day2.cases import OpenCase
+from gpufleet.day2.model import OperatorDrain
+from gpufleet.day2.repair import Case
+from gpufleet.day2.stage import Day2Pass
+
+
+def test_status_shows_operator_drains_and_open_day2_cases():
+    world = World((), (), (), (NodeView("n1", "lab", "unavailable", "draining"),))
+    world.day2 = Day2Pass(operator=(OperatorDrain("n3", "IDLE+DRAIN", "rack move, ticket 42"),))
+    world.cases = {"n1": OpenCase(Case("n1", "lab", "draining", 0.0),
+                                  reasons=((0.0, "drain: slurm slurm_drain: NHC: check_gpu"),), in_flight=True)}
+    text = render_status(world, [], [], (None, None))
+    assert "operator drains (left alone): n3 IDLE+DRAIN: rack move, ticket 42" in text
+    line = next(l for l in text.splitlines() if l.strip().startswith("n1"))
+    assert "draining" in line and "1970-01-01 00:00:00" in line and "(in flight)" in line and "NHC" in line
+
+
+def test_status_says_none_when_day2_has_nothing():
+    text = render_status(World((), (), (), ()), [], [], (None, None))
+    assert "operator drains (left alone): none" in text and "day-2 cases: none" in text
