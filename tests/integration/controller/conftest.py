@@ -1,6 +1,6 @@
 """One lab for every controller scenario module here (day-2 and the fleet view run on the lab
 the capacity scenarios leave): modules run in file order and each starts from the state the
-last one left. Opt-in until issue 13 settles: `make test-controller-lab`."""
+last one left. Part of `make test`; alone: `make test-controller-lab`."""
 import os
 import signal
 

@@ -18,11 +18,9 @@ POLICY = os.path.join(ROOT, "lab", "config", "capacity.yml")
 # The controller's Prometheus endpoint in these scenarios (loopback only).
 METRICS_PORT = 19478
 
-# Every scenario module here: `pytestmark = LAB_MARKS`. Opt-in (`make test-controller-lab` sets
-# GPUFLEET_CONTROLLER_LAB=1) until issue 13 settles; see test_controller_lab.py.
-LAB_MARKS = [pytest.mark.integration, pytest.mark.slow,
-             pytest.mark.skipif(os.environ.get("GPUFLEET_CONTROLLER_LAB") != "1",
-                                reason="controller lab scenarios are opt-in: make test-controller-lab")]
+# Every scenario module here: `pytestmark = LAB_MARKS` (part of `make test`; alone:
+# `make test-controller-lab`).
+LAB_MARKS = [pytest.mark.integration, pytest.mark.slow]
 
 
 def gpufleet(*args, timeout=1500, check=True):

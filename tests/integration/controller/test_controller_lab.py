@@ -25,9 +25,6 @@ from tests.helpers import ROOT
 from tests.integration.controller.steps import (LAB_MARKS, POLICY, decisions, gpufleet, history, power_state,
                                                 start_controller, why)
 
-# Opt-in (`make test-controller-lab` sets GPUFLEET_CONTROLLER_LAB=1): the gang-with-spare and
-# parking scenarios were fixed after the last lab run and are not yet proven end to end, and the
-# module takes over 20 minutes; `make test` (CI) leaves it out until both are settled (issue 13).
 pytestmark = LAB_MARKS
 
 

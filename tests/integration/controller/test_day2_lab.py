@@ -9,13 +9,17 @@ nodes and a controller running (lab["controller"]). The lab policy's day2 sectio
    or by Slurm's "Not responding", whichever comes first), recycled and re-admitted.
 
 Run under the lab lock, after the capacity module (it builds the state these start from):
-  GPUFLEET_CONTROLLER_LAB=1 flock /tmp/gpufleet-lab.lock .venv/bin/python -m pytest tests/integration/controller
+  flock /tmp/gpufleet-lab.lock .venv/bin/python -m pytest tests/integration/controller
 """
+import os
 import time
+
+import pytest
 
 from lab import controller_demo as demo
 from tests.integration.controller.steps import (LAB_MARKS, POLICY, decisions, gpufleet, history,
-                                                power_off_behind_the_controllers_back, power_state)
+                                                power_off_behind_the_controllers_back, power_state,
+                                                start_controller)
 
 pytestmark = LAB_MARKS
 
@@ -24,7 +28,7 @@ REPAIR_S = 1800      # detection + drain + reimage + gate + readmit on the lab, 
 
 def _controller(lab):
     if lab.get("controller") is None or lab["controller"].proc.poll() is not None:
-        lab["controller"] = demo.Controller(interval=3).start()
+        lab["controller"] = start_controller()
     return lab["controller"]
 
 
@@ -84,6 +88,8 @@ def test_an_operator_drain_is_left_alone_and_shown(lab):
         demo.slurm("scontrol", "update", "nodename=%s" % node, "state=drain", "reason=gpufleet:hold: lab test done")
 
 
+@pytest.mark.skipif(os.environ.get("GPUFLEET_DAY2_POWER_OFF") != "1",
+                    reason="unproven in the lab (docs/day2.md): GPUFLEET_DAY2_POWER_OFF=1 runs it")
 def test_a_node_powered_off_behind_the_controllers_back_is_detected_and_repaired(lab):
     _controller(lab)
     demo.wait_for("no open day-2 case (budget 1)", lambda: all(_closed(n) for n in _day2_nodes()), REPAIR_S, poll=5)

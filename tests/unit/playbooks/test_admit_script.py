@@ -48,12 +48,12 @@ esac
 """
 
 
-def _script():
+def _script(gang=GANG):
     with open(os.path.join(ROOT, "playbooks", "admit.yml")) as handle:
         play = yaml.safe_load(handle)[0]
     task = next(t for t in play["tasks"] if t["name"].startswith("Reserve the members"))
     text = task["ansible.builtin.shell"]
-    for expr, value in (("gpufleet_nodes_csv | quote", NODES), ("gpufleet_gang_id | default('') | quote", GANG),
+    for expr, value in (("gpufleet_nodes_csv | quote", NODES), ("gpufleet_gang_id | default('') | quote", gang),
                         ("gpufleet_admit_job | default('') | quote", JOB)):
         text = text.replace("{{ %s }}" % expr, value)
     assert "{{" not in text, text
@@ -65,9 +65,9 @@ def slurm(tmp_path):
     bin_dir, state = slurm_stubs.install(tmp_path, ("scontrol", "sinfo", "squeue"),
                                          lambda name: STUB.replace("{name}", name))
 
-    def run():
+    def run(gang=GANG):
         env = dict(os.environ, PATH="%s:%s" % (bin_dir, os.environ["PATH"]), SLURM_STATE=str(state))
-        proc = subprocess.run(["bash", "-c", _script()], env=env, capture_output=True, text=True, timeout=30)
+        proc = subprocess.run(["bash", "-c", _script(gang)], env=env, capture_output=True, text=True, timeout=30)
         calls = (state / "calls").read_text().splitlines() if (state / "calls").exists() else []
         return proc, calls
     return state, run
@@ -86,7 +86,7 @@ def test_first_admission_holds_reserves_resumes_binds_and_releases(slurm):
     assert _mutations(calls) == [
         "scontrol hold 7",
         "scontrol create reservation ReservationName=7@1800000000 Nodes=n1,n2 StartTime=now Duration=UNLIMITED "
-        "Users=alice Flags=IGNORE_JOBS,PURGE_COMP",
+        "Users=alice Flags=IGNORE_JOBS,PURGE_COMP=00:01:00",
         "scontrol update NodeName=n1,n2 State=RESUME",
         "scontrol update JobId=7 ReservationName=7@1800000000",
         "scontrol release 7"]
@@ -125,3 +125,13 @@ def test_a_refused_reservation_drains_the_members_again_and_releases_the_job(slu
     assert _mutations(calls)[-2:] == [
         'scontrol update NodeName=n1,n2 State=DRAIN Reason=gpufleet:admission of 7@1800000000 failed; held again',
         "scontrol release 7"]
+
+
+def test_a_plain_resume_also_frees_its_nodes_from_a_stale_gang_reservation(slurm):
+    state, run = slurm
+    (state / "held_members").write_text("n1\n")
+    (state / "reservations").write_text("ReservationName=1@1700000000 Nodes=n1\n")
+    proc, calls = run(gang="''")
+    assert proc.returncode == 0, proc.stderr
+    assert _mutations(calls) == ["scontrol delete ReservationName=1@1700000000",
+                                 "scontrol update NodeName=n1 State=RESUME"]
