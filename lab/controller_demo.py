@@ -19,6 +19,7 @@ import time
 import gpufleet  # noqa: F401  (installs the collection loader)
 from gpufleet.collection import repo_path
 from gpufleet.controller import records
+from lab.twin.lab import kill_controller
 
 SLURMCTLD = "gpufleet-lab-slurmctld"
 POLICY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "config", "capacity.yml")
@@ -97,22 +98,8 @@ class Controller:
 
     @classmethod
     def stop_leftover(cls):
-        """Kill a controller an interrupted run left behind (it runs in its own session, so
-        it outlives a killed test run, and would go on acting on the next lab)."""
-        try:
-            with open(cls.PIDFILE) as handle:
-                pid = int(handle.read().strip() or 0)
-        except (OSError, ValueError):
-            return None
-        try:
-            with open("/proc/%d/cmdline" % pid, "rb") as handle:
-                cmdline = handle.read().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            return None
-        if "controller run" not in cmdline:
-            return None
-        os.kill(pid, signal.SIGKILL)
-        return pid
+        """Kill a controller an interrupted run left behind (see lab.twin.lab.kill_controller)."""
+        return kill_controller(cls.PIDFILE)
 
     def stop(self, sig=signal.SIGTERM, timeout=900):
         if self.proc and self.proc.poll() is None:

@@ -286,9 +286,30 @@ def _stop_pid(path):
         os.remove(path)
 
 
+def kill_controller(pidfile):
+    """SIGKILL the capacity controller recorded in ``pidfile`` (lab/controller_demo.py writes it)
+    when that process still runs ``gpufleet controller run``: it runs in its own session, so it
+    outlives a killed test run, and would go on acting on the next lab. Returns its pid or None."""
+    pid = _pid_alive(pidfile)
+    if not pid:
+        return None
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as handle:
+            cmdline = handle.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return None
+    if "controller run" not in cmdline:
+        return None
+    os.kill(pid, signal.SIGKILL)
+    return pid
+
+
 def down(cfg, purge=False, log=print):
-    """Stop everything ``up`` started; ``purge`` also deletes disks and lab state."""
+    """Stop everything ``up`` started, and a capacity controller started on it; ``purge`` also
+    deletes disks and lab state."""
     docker = Docker()
+    if kill_controller(cfg.path("controller.pid")):
+        log("stopped the capacity controller running on the lab")
     _stop_pid(cfg.path("manager.pid"))
     if os.path.exists(cfg.path("bmc.yml")):
         log(_bmc("stop", cfg).strip())

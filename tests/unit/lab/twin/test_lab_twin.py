@@ -244,3 +244,21 @@ def test_installer_imports_one_artifact_once_when_nodes_install_together(tmp_pat
     for thread in threads:
         thread.join()
     assert len(docker.imports) == 1 and docker.imports[0][0] == "import"
+
+
+def test_lab_down_kills_only_a_capacity_controller_left_running(tmp_path):
+    import subprocess
+    import sys
+    controller = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "controller", "run"])
+    bystander = subprocess.Popen(["sleep", "60"])
+    try:
+        for proc, name in ((controller, "controller.pid"), (bystander, "other.pid")):
+            (tmp_path / name).write_text("%d\n" % proc.pid)
+        assert lab_mod.kill_controller(str(tmp_path / "other.pid")) is None
+        assert lab_mod.kill_controller(str(tmp_path / "controller.pid")) == controller.pid
+        assert controller.wait(10) == -9 and bystander.poll() is None
+        assert lab_mod.kill_controller(str(tmp_path / "missing.pid")) is None
+    finally:
+        for proc in (controller, bystander):
+            proc.kill()
+            proc.wait()
