@@ -61,8 +61,14 @@ def test_slurm_suspends_a_node_and_the_controller_parks_it_without_a_drain(power
         node = demo.wait_for("an idle joined node", _idle_joined, 60)
     demo.slurm("scontrol", "update", "nodename=" + node, "state=POWER_DOWN")
     demo.wait_for("%s parked" % node, lambda: demo.states().get(node) == "parked", 600, poll=2)
-    mine = [d for d in decisions() if d["action"] == "park" and node in (d["nodes"] or [])]
-    assert mine and mine[-1]["reason"] == "slurm suspend (power saving)" and mine[-1]["outcome"] == "ok", mine
+
+    def suspend_decision():
+        # the outcome is recorded by the controller's next pass after the playbook ended
+        mine = [d for d in decisions() if d["action"] == "park" and node in (d["nodes"] or [])
+                and d["reason"] == "slurm suspend (power saving)"]
+        return mine[-1] if mine and mine[-1]["outcome"] is not None else None
+    decision = demo.wait_for("the suspend decision's outcome", suspend_decision, 120, poll=2)
+    assert decision["outcome"] == "ok", decision
     assert power_state(node) == "Off"
     state = demo.wait_for("Slurm to report %s powered down" % node,
                           lambda: "POWERED_DOWN" in _slurm_state(node).split("+") and _slurm_state(node), 300)
