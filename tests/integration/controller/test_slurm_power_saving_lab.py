@@ -21,14 +21,17 @@ from lab import controller_demo as demo
 from lab.twin import powersave
 from tests.integration.controller.steps import LAB_MARKS, decisions, power_state
 
-# Opt-in (GPUFLEET_POWER_SAVING_LAB=1): in its first lab run slurmctld called SuspendProgram
-# and the controller parked the node as asked; in the run after the day-2 scenarios joined
-# this lab both tests failed (docs/controller.md): not proven, so not in `make test` yet.
+# Opt-in (GPUFLEET_POWER_SAVING_LAB=1): in two lab runs slurmctld called SuspendProgram and
+# the controller parked the node without a drain; the test then could not read the node back
+# (Slurm hides powered-down CLOUD nodes unless PrivateData=cloud, added since) and the resume
+# direction never ran (docs/controller.md): not proven, so not in `make test` yet.
 pytestmark = LAB_MARKS + [pytest.mark.skipif(os.environ.get("GPUFLEET_POWER_SAVING_LAB") != "1",
                                              reason="unproven in the lab: GPUFLEET_POWER_SAVING_LAB=1 runs it")]
 
 POWER_SAVING = """
 # gpufleet lab: Slurm power saving through the capacity controller (docs/controller.md)
+# powered-down CLOUD nodes stay visible to scontrol/sinfo (and so to the controller)
+PrivateData=cloud
 SuspendProgram={dir}/gpufleet-slurm-suspend
 ResumeProgram={dir}/gpufleet-slurm-resume
 ResumeFailProgram={dir}/gpufleet-slurm-resume-fail
