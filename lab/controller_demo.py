@@ -19,7 +19,6 @@ import time
 import gpufleet  # noqa: F401  (installs the collection loader)
 from gpufleet.collection import repo_path
 from gpufleet.controller import records
-from lab.twin.lab import kill_controller
 
 SLURMCTLD = "gpufleet-lab-slurmctld"
 POLICY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "config", "capacity.yml")
@@ -79,6 +78,7 @@ class Controller:
         self.log_path = log or repo_path("build", "lab", "controller.log")
         self.proc = None
 
+    # `gpufleet lab down` kills the controller named here (lab.twin.lab.kill_controller)
     PIDFILE = repo_path("build", "lab", "controller.pid")
 
     def start(self):
@@ -95,11 +95,6 @@ class Controller:
                 tail = handle.read()[-2000:]
             raise DemoError("the controller exited (%s):\n%s" % (self.proc.returncode, tail))
         return True
-
-    @classmethod
-    def stop_leftover(cls):
-        """Kill a controller an interrupted run left behind (see lab.twin.lab.kill_controller)."""
-        return kill_controller(cls.PIDFILE)
 
     def stop(self, sig=signal.SIGTERM, timeout=900):
         if self.proc and self.proc.poll() is None:

@@ -88,19 +88,24 @@ class Reconciler:
         ``commit`` keeps the day-2 persistence tracks for the next pass (not on a dry run)."""
         now = self.clock() if now is None else now
         world = self.read_world(now)
-        self.day2(world, now, commit)
+        # one read of the decision log per pass: day-2 cases look back further than gangs
+        recent = records.decisions(self.ledger, since=now - max(_DAY2_LOOKBACK_S, _GANG_LOOKBACK_S))
+        self.day2(world, now, commit, decisions=recent)
         history = records.demand_history(self.ledger, since=now - 28 * 86400)
         # state 'day2' too: the planner retries or breaks a 'failed' node itself (its own bring-up
         # failures), and a node day-2 holds is not its to touch
         supply_nodes = [replace(v, tier=UNAVAILABLE, state=DAY2_HELD) if v.node in world.day2.claimed else v
                         for v in world.nodes]
-        plan = self.planning.plan(world.raw, supply_nodes, self.actuator.in_flight(), self.gangs(now), now,
+        plan = self.planning.plan(world.raw, supply_nodes, self.actuator.in_flight(), self.gangs(now, recent), now,
                                   history)
         return plan, world
 
-    def day2(self, world, now, commit=False):
-        """Run the day-2 stage on what the pass read; sets ``world.day2`` and ``world.cases``."""
-        world.cases = fold_cases(records.decisions(self.ledger, since=now - _DAY2_LOOKBACK_S))
+    def day2(self, world, now, commit=False, decisions=None):
+        """Run the day-2 stage on what the pass read; sets ``world.day2`` and ``world.cases``.
+        ``decisions``: the decision log from at least _DAY2_LOOKBACK_S back (read when not given)."""
+        if decisions is None:
+            decisions = records.decisions(self.ledger, since=now - _DAY2_LOOKBACK_S)
+        world.cases = fold_cases([d for d in decisions if d["at"] >= now - _DAY2_LOOKBACK_S])
         rows = [(name, "+".join((node.state,) + tuple(node.flags)), node.reason, None)
                 for name, node in sorted(self._slurm_nodes.items())]
         signals = self.redfish(world.nodes, now) if self.redfish else ()
@@ -112,13 +117,16 @@ class Reconciler:
             self._say("day-2 %s" % note)
         return world.day2
 
-    def gangs(self, now):
-        """Gangs in progress: the planner's own bookkeeping rule over the recorded decisions.
+    def gangs(self, now, decisions=None):
+        """Gangs in progress: the planner's own bookkeeping rule over the recorded decisions
+        (``decisions``: the log from at least _GANG_LOOKBACK_S back; read when not given).
 
         An admit ends its gang only once it succeeded: while it runs (or after it failed) the
         gang stays in progress, so its job is not given a second gang meanwhile."""
-        acts = [action_of(d) for d in records.decisions(self.ledger, since=now - _GANG_LOOKBACK_S)
-                if (d.get("demand") or {}).get("action", {}).get("gang_id")
+        if decisions is None:
+            decisions = records.decisions(self.ledger, since=now - _GANG_LOOKBACK_S)
+        acts = [action_of(d) for d in decisions if d["at"] >= now - _GANG_LOOKBACK_S
+                and (d.get("demand") or {}).get("action", {}).get("gang_id")
                 and (d["action"] != "admit" or d["outcome"] == "ok")]
         return self.planning.fold_gangs(acts)
 

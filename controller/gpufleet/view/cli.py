@@ -72,9 +72,9 @@ def inputs_from_args(args, now, slurm=True):
     squeue = sinfo = None
     if slurm:
         squeue = (read_text(args.squeue_json, "squeue JSON") if args.squeue_json
-                  else sources.run_slurm(prefix + ["squeue", "--json"]))
+                  else sources.run_slurm(["squeue", "--json"], prefix))
         sinfo = (read_text(args.sinfo_json, "sinfo JSON") if args.sinfo_json
-                 else sources.run_slurm(prefix + ["sinfo", "--json"]))
+                 else sources.run_slurm(["sinfo", "--json"], prefix))
     policy, hosts = load_policy(args.policy), load_hosts(args.inventory)
     ledger = sources.open_ledger(args.ledger)
     try:

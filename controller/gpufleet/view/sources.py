@@ -52,19 +52,20 @@ def pools_from_policy(policy, ledger_nodes, hosts=None):
     return tuple(PoolSpec(name, spec.sku, spec.gpus_per_node, tuple(claimed.get(name, ())),
                           ",".join(spec.match.partitions), spec.max_concurrent_bringups, spec.gate_validity)
                  for name, spec in policy.pools.items())
-def run_slurm(argv, timeout=30):
-    """Text printed by ``squeue --json`` or ``sinfo --json`` (the controller's runner: fails
-    closed naming the command); a host without Slurm is told to pass the saved output."""
+def run_slurm(argv, prefix=(), timeout=30):
+    """Text printed by ``squeue --json`` or ``sinfo --json``, run behind ``prefix`` (e.g. ``ssh
+    ctl``) when given (the controller's runner: fails closed naming the command); a host
+    without the command is told to pass the saved output."""
     from gpufleet.controller.demand import run_command
-    tool = argv[-2] if len(argv) > 1 and argv[-1] == "--json" else argv[0]
-    if shutil.which(argv[0]) is None:
-        if argv[0] != tool:
+    prefix, tool = list(prefix), argv[0]
+    if shutil.which((prefix or argv)[0]) is None:
+        if prefix:
             raise SourceError("%s (the start of --slurm-prefix) is not installed on this host; fix the prefix "
-                              "or pass --%s-json FILE with saved output." % (argv[0], tool))
+                              "or pass --%s-json FILE with saved output." % (prefix[0], tool))
         raise SourceError("%s is not installed on this host. Run gpufleet on the Slurm controller "
                           "host, pass --slurm-prefix (e.g. 'ssh slurmctl'), or --%s-json FILE with its "
                           "saved output." % (tool, tool))
-    return run_command(argv, timeout)
+    return run_command(prefix + list(argv), timeout)
 
 
 def ledger_transitions(ledger):

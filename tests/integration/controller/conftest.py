@@ -6,7 +6,6 @@ import signal
 
 import pytest
 
-from lab import controller_demo as demo
 from tests.helpers import ensure_base_image, need_docker
 from tests.integration.controller.steps import gpufleet
 
@@ -16,7 +15,7 @@ def lab():
     need_docker()
     ensure_base_image()
     gpufleet("image", "build", "lab", "--generate-key")
-    demo.Controller.stop_leftover()
+    # `lab down` also kills a controller an interrupted run left on the lab (lab.twin.lab.kill_controller)
     gpufleet("lab", "down", "--purge", timeout=300)
     gpufleet("lab", "up", timeout=600)
     gpufleet("lab", "publish", "--version", "lab")

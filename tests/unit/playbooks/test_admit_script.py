@@ -73,14 +73,19 @@ def slurm(tmp_path):
     return state, run
 
 
+def _given(state, **files):
+    """What the stand-in Slurm answers from: state file name -> its text."""
+    for name, text in files.items():
+        (state / name).write_text(text)
+
+
 def _mutations(calls):
     return [c for c in calls if re.match(r"scontrol (update|create|delete|hold|release)", c)]
 
 
 def test_first_admission_holds_reserves_resumes_binds_and_releases(slurm):
     state, run = slurm
-    (state / "job_7").write_text("PENDING\n")
-    (state / "held_members").write_text("n1\nn2\n")
+    _given(state, job_7="PENDING\n", held_members="n1\nn2\n")
     proc, calls = run()
     assert proc.returncode == 0, proc.stderr
     assert _mutations(calls) == [
@@ -94,11 +99,9 @@ def test_first_admission_holds_reserves_resumes_binds_and_releases(slurm):
 
 def test_a_stale_gang_reservation_of_an_ended_job_is_deleted_first_a_live_one_kept(slurm):
     state, run = slurm
-    (state / "job_7").write_text("PENDING\n")
-    (state / "job_3").write_text("RUNNING\n")
-    (state / "reservations").write_text("ReservationName=1@1700000000 Nodes=n1\n"
-                                        "ReservationName=3@1700000100 Nodes=n9\n"
-                                        "ReservationName=maint Nodes=n5\n")
+    _given(state, job_7="PENDING\n", job_3="RUNNING\n",
+           reservations="ReservationName=1@1700000000 Nodes=n1\nReservationName=3@1700000100 Nodes=n9\n"
+                        "ReservationName=maint Nodes=n5\n")
     proc, calls = run()
     assert proc.returncode == 0, proc.stderr
     assert "scontrol delete ReservationName=1@1700000000" in calls
@@ -107,8 +110,8 @@ def test_a_stale_gang_reservation_of_an_ended_job_is_deleted_first_a_live_one_ke
 
 def test_a_retry_after_a_partial_run_resumes_nothing_twice_and_releases_the_job(slurm):
     state, run = slurm
-    (state / "job_7").write_text("PENDING\n")           # held by the earlier attempt
-    (state / "reservations").write_text("ReservationName=7@1800000000 Nodes=n1,n2\n")
+    _given(state, job_7="PENDING\n",                   # held by the earlier attempt
+           reservations="ReservationName=7@1800000000 Nodes=n1,n2\n")
     proc, calls = run()                                  # no held_members: all already resumed
     assert proc.returncode == 0, proc.stderr
     assert not [c for c in calls if "State=RESUME" in c]
@@ -117,9 +120,7 @@ def test_a_retry_after_a_partial_run_resumes_nothing_twice_and_releases_the_job(
 
 def test_a_refused_reservation_drains_the_members_again_and_releases_the_job(slurm):
     state, run = slurm
-    (state / "job_7").write_text("PENDING\n")
-    (state / "held_members").write_text("n1,n2\n")
-    (state / "refuse_reservation").write_text("")
+    _given(state, job_7="PENDING\n", held_members="n1,n2\n", refuse_reservation="")
     proc, calls = run()
     assert proc.returncode != 0
     assert _mutations(calls)[-2:] == [
@@ -129,8 +130,7 @@ def test_a_refused_reservation_drains_the_members_again_and_releases_the_job(slu
 
 def test_a_plain_resume_also_frees_its_nodes_from_a_stale_gang_reservation(slurm):
     state, run = slurm
-    (state / "held_members").write_text("n1\n")
-    (state / "reservations").write_text("ReservationName=1@1700000000 Nodes=n1\n")
+    _given(state, held_members="n1\n", reservations="ReservationName=1@1700000000 Nodes=n1\n")
     proc, calls = run(gang="''")
     assert proc.returncode == 0, proc.stderr
     assert _mutations(calls) == ["scontrol delete ReservationName=1@1700000000",

@@ -52,7 +52,7 @@ def test_lab_without_a_running_lab_says_to_start_one(tmp_path, monkeypatch):
 
 def test_squeue_and_sinfo_run_behind_the_prefix(lab_vars, monkeypatch):
     ran = []
-    monkeypatch.setattr(sources, "run_slurm", lambda argv: ran.append(argv) or "{}")
+    monkeypatch.setattr(sources, "run_slurm", lambda argv, prefix: ran.append(list(prefix) + argv) or "{}")
     monkeypatch.setattr(sources, "open_ledger", lambda path: (_ for _ in ()).throw(sources.SourceError("stop")))
     monkeypatch.setattr(cli, "load_policy", lambda path: None)
     with pytest.raises(sources.SourceError):
@@ -64,5 +64,5 @@ def test_squeue_and_sinfo_run_behind_the_prefix(lab_vars, monkeypatch):
 def test_a_missing_prefix_command_is_named_as_the_prefix(monkeypatch):
     monkeypatch.setattr(sources.shutil, "which", lambda name: None)
     with pytest.raises(sources.SourceError) as err:
-        sources.run_slurm(["sshx", "ctl", "squeue", "--json"])
+        sources.run_slurm(["squeue", "--json"], ["sshx", "ctl"])
     assert "sshx (the start of --slurm-prefix)" in err.value.args[0] and "--squeue-json" in err.value.args[0]
