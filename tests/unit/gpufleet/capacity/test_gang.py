@@ -100,6 +100,17 @@ def test_substitute_a_member_in_trouble(name, bad, spares, expected, spare):
     assert "admit" not in kinds(result)
 
 
+def test_substitution_off_rolls_back_although_a_spare_is_hot():
+    policy = make_policy(gang_deadline="30m", estimates={"warm": "5m", "cold": "20m"},
+                         gang_substitution=False)
+    members = (node("m0", HOT), node("m1", HOT), node("m2", UNAVAILABLE, consecutive_failures=1))
+    gangs = [gang("g", 1, ["m0", "m1", "m2"], deadline_at=NOW + 1500)]
+    result = run(policy, members + nodes(HOT, 1), [job(1, size=3)], gangs=gangs)
+    assert kinds(result) == ["rollback"]
+    assert "substitution is off" in result.actions[0].reason
+    assert result.actions[0].nodes == ("m0", "m1")
+
+
 def test_rollback_when_no_spare_can_make_the_deadline():
     members = (node("m0", HOT), node("m1", WARM), node("m2", UNAVAILABLE))
     gangs = [gang("g", 1, ["m0", "m1", "m2"], deadline_at=NOW + 600)]
