@@ -137,3 +137,18 @@ def test_no_hot_node_for_the_replacement_is_recorded_once_and_nothing_resumed(le
     assert kinds == [("resume", [], "not started: job 7 lost n1; no hot node in pool 'lab' to replace it"),
                      ("drain", ["n1"], "ok")], kinds
     assert [c[0] for c in runs.calls] == ["drain"]
+
+
+def test_the_recycle_peer_comes_from_the_nodes_fabric_set_in_the_inventory(ledger, make_reconciler):
+    from gpufleet.controller.inventory import Host
+    in_service(ledger)
+    walk(ledger, "n3", "enrolled", "inspected", "imaging", "configuring", "validating", "ready", "hot")
+    rec, runs, _p = make_reconciler(source=FakeSource(nodes={"n1": NHC}))
+    rec.hosts = {n: Host(name=n, groups=("sku_lab",), sku="lab", rack="r1", fabric_set=s)
+                 for n, s in (("n1", "su1"), ("n2", "su2"), ("n3", "su1"))}
+    for _ in range(4):
+        rec.once()
+        rec.drain()
+    recycle = [d for d in records.decisions(ledger) if d["action"] == "recycle"][0]
+    assert recycle["demand"]["action"]["peers"] == ["n3"] and "fabric set 'su1'" in recycle["reason"]
+    assert runs.calls[1][1]["gpufleet_fabric_peers"] == ["n3"]     # n2 (hot, first by name) is another fabric
