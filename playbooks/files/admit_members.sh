@@ -1,4 +1,4 @@
-#!/bin/bash
+#!/usr/bin/env bash
 # Make admitted nodes schedulable in Slurm; run on the slurmctld host by playbooks/admit.yml
 # (the capacity controller's resume and gang admission) and playbooks/tasks/gang_admit.yml
 # (playbooks/gang.yml). One script for both: the same fault left either stuck for good.

@@ -11,7 +11,8 @@ nodes and a controller running (lab["controller"]). The lab policy's day2 sectio
    hot node is resumed for the job in the pass that detects it, the job (requeued as its own
    restart logic would) starts again, the failed node is recycled behind it. The timestamps
    (fault, detection, replacement schedulable, job running again) are printed for
-   docs/benchmarks.md, never asserted.
+   docs/benchmarks.md, never asserted. Opt-in (GPUFLEET_DAY2_REPLACE=1) until a lab run
+   proves it; run with -s to see the timings.
 
 Run under the lab lock, after the capacity module (it builds the state these start from):
   flock /tmp/gpufleet-lab.lock .venv/bin/python -m pytest tests/integration/controller
@@ -133,6 +134,8 @@ def _running(job_id, after=0.0):
     return info if info["state"] == "RUNNING" and (info["start"] or 0) >= after else None
 
 
+@pytest.mark.skipif(os.environ.get("GPUFLEET_DAY2_REPLACE") != "1",
+                    reason="unproven in the lab (docs/day2.md): GPUFLEET_DAY2_REPLACE=1 runs it")
 def test_a_failed_member_of_a_running_job_is_replaced_from_the_hot_tier_then_repaired(lab):
     _controller(lab)
     # budget 1: with a case open the new drain, and so the replacement, would wait its turn
