@@ -47,12 +47,27 @@ def _day2(world):
     return lines
 
 
+def _replacements(recent):
+    """Day-2 "replace, then repair" among the decisions shown: which hot node went to which job
+    in place of which failed node, and whether it is schedulable yet (or why none was)."""
+    found = [d for d in recent if d["action"] == "resume"
+             and ((d.get("demand") or {}).get("action") or {}).get("day2")]
+    lines = ["replacements (failed member of a running job -> hot node): %s" % ("none" if not found else "")]
+    for d in found:
+        failed = d["demand"]["action"].get("replaces") or "-"
+        lines.append("  %s job %-8s %-20s -> %-20s %s" % (_when(d["at"]), d.get("job") or "-", failed,
+                                                         ",".join(d["nodes"] or []) or "(none)",
+                                                         d["outcome"] or "in flight"))
+    return lines
+
+
 def render_status(world, in_flight, recent, holder):
     lines = ["lease: %s" % ("held by %s until %s" % (holder[0], _when(holder[1])) if holder[0] else "free")]
     lines += _pools(world.nodes, world.jobs)
     lines.append("unservable jobs (no pool can ever serve them): %s" % (
         "; ".join("%s: %s" % (j.job_id, why) for j, why in world.unservable) or "none"))
     lines += _day2(world)
+    lines += _replacements(recent)
     lines.append("in flight: %s" % (", ".join("%s %s %s" % (d["id"], d["action"], ",".join(d["nodes"] or []))
                                               for d in in_flight) or "nothing"))
     lines.append("last decisions:")
