@@ -25,6 +25,8 @@ __all__ = ["up", "down", "status", "publish_image", "inject_fault", "clear_fault
 
 LAB_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FAULT_TYPES = ("missing_gpu", "faulty_gpu", "xid", "degraded_nvlink", "slow_hca", "ecc")
+# faults of one GPU: `gpu` (index) defaults to 0, as the xid shim's does
+GPU_FAULTS = ("missing_gpu", "faulty_gpu", "xid", "degraded_nvlink", "ecc")
 
 
 def _write_yaml(path, data):
@@ -83,6 +85,12 @@ def inject_fault(cfg, node, fault_type, **params):
     cfg.node(node)
     if fault_type not in FAULT_TYPES:
         raise LabError("Unknown fault %r. Known faults: %s." % (fault_type, ", ".join(FAULT_TYPES)))
+    if fault_type in GPU_FAULTS:
+        # one GPU's fault: without a GPU index it matched no GPU and the node passed its gate
+        params.setdefault("gpu", 0)
+        if not isinstance(params["gpu"], int) or isinstance(params["gpu"], bool) or params["gpu"] < 0:
+            raise LabError("Fault %s: gpu must be a GPU index (0, 1, ...), got %r. Fix: --param gpu=N."
+                           % (fault_type, params["gpu"]))
     try:
         with open(_model_path(cfg, node)) as handle:
             model = json.load(handle)

@@ -216,6 +216,17 @@ def test_fault_injection_rewrites_the_node_model(cfg):
         lab_mod.inject_fault(cfg, "lab-r1n3", "melted")
 
 
+def test_a_gpu_fault_without_an_index_hits_gpu_0(cfg):
+    # without it a faulty_gpu matched no GPU and the "faulty" node passed its gate (lab demo)
+    from lab.hwsim.simtools.model import Model
+    lab_mod.write_models(cfg)
+    model = lab_mod.inject_fault(cfg, "lab-r1n3", "faulty_gpu")
+    assert model["faults"] == [{"gpu": 0, "type": "faulty_gpu"}]
+    assert Model(model).is_faulty(0) and not Model(model).is_faulty(1)
+    with pytest.raises(LabError, match="--param gpu=N"):
+        lab_mod.inject_fault(cfg, "lab-r1n3", "ecc", gpu="two")
+
+
 class SlowImportDocker:
     """Docker whose ``import`` takes a while, as a 140 MB rootfs does."""
 
