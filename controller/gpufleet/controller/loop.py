@@ -62,8 +62,11 @@ class Reconciler:
         self.journal = Journal(ledger, controller_id)
         self.launcher = Launcher(ledger, planning, actuator, self.journal, clock, self._say)
         self._views = {}
-        self._tracks = {}            # day-2 persistence; a restart starts counting again (later, never sooner)
+        # day-2 persistence tracks: read from the ledger on the first pass, stored when they change,
+        # so a restarted controller counts on from where the last one stopped
+        self._tracks = None
         self.redfish = None          # optional: callable(views, now) -> day-2 Signals (gpufleet.controller.bmc)
+        self.health = None           # optional: the same for the idle health check (gpufleet.controller.health)
         # Slurm's node states for the fleet view's seam, written when they change.
         self.samples, self._slurm_nodes = SampleRecorder(), {}
 
@@ -108,10 +111,15 @@ class Reconciler:
         world.cases = fold_cases([d for d in decisions if d["at"] >= now - _DAY2_LOOKBACK_S])
         rows = [(name, "+".join((node.state,) + tuple(node.flags)), node.reason, None)
                 for name, node in sorted(self._slurm_nodes.items())]
-        signals = self.redfish(world.nodes, now) if self.redfish else ()
+        signals = tuple(self.redfish(world.nodes, now) if self.redfish else ()) + tuple(
+            self.health(world.nodes, now) if self.health else ())
+        if self._tracks is None:
+            self._tracks = records.load_tracks(self.ledger)
         world.day2 = stage.decide(rows, world.nodes, world.raw, self.planning.pools(), self._tracks, world.cases,
                                   self.actuator.busy_nodes(), now, extra_signals=signals)
         if commit:
+            if world.day2.tracks != self._tracks:
+                records.save_tracks(self.ledger, world.day2.tracks)
             self._tracks = world.day2.tracks
         for note in world.day2.notes:
             self._say("day-2 %s" % note)

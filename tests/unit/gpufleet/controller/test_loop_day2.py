@@ -99,3 +99,25 @@ def test_a_day2_decision_left_in_flight_is_resumed_with_its_peers(ledger, make_r
     assert rec.converge() == [decision_id]
     rec.drain()
     assert runs.calls[0][0] == "recycle" and runs.calls[0][1]["gpufleet_fabric_peers"] == ["n2"]
+
+
+def test_a_restarted_controller_counts_on_from_the_stored_tracks(ledger, make_reconciler):
+    in_service(ledger)
+    rec, runs, _p = make_reconciler(source=FakeSource(nodes={"n1": NHC}))
+    for _ in range(2):                      # two of the three sightings persistence needs
+        rec.once()
+        rec.drain()
+    assert records.decisions(ledger) == []
+    stored = records.load_tracks(ledger)
+    assert [(k, len(t.seen)) for k, t in stored.items()] == [(("n1", "slurm", "slurm_drain"), 2)]
+    again, runs, _p = make_reconciler(source=FakeSource(nodes={"n1": NHC}), controller_id="ctl-b")
+    again.once()                            # the third sighting, by a new controller: it acts
+    again.drain()
+    assert [(d["action"], d["controller"]) for d in records.decisions(ledger)] == [("drain", "ctl-b")]
+
+
+def test_a_dry_run_stores_no_tracks(ledger, make_reconciler):
+    in_service(ledger)
+    rec, _runs, _p = make_reconciler(source=FakeSource(nodes={"n1": NHC}))
+    rec.once(dry_run=True)
+    assert records.load_tracks(ledger) == {}
