@@ -31,7 +31,18 @@ def _settings(args):
     inventory = os.path.abspath(args.inventory or lab_target.inventory_path())
     # Slurm's power-saving requests: --spool, else the variable files' (the lab names its own)
     spool = args.spool or merged.get("gpufleet_controller_spool")
-    return ledger, inventory, var_files, prefix, spool
+    return ledger, inventory, var_files, prefix, spool, _report_dir(merged, ledger)
+
+
+def _report_dir(merged, ledger):
+    """Where gate reports are and break_fix records go: the playbooks' own rule
+    (gpufleet_report_dir, else reports/ beside an SQLite ledger); a PostgreSQL ledger without
+    gpufleet_report_dir gets build/reports."""
+    if merged.get("gpufleet_report_dir"):
+        return merged["gpufleet_report_dir"]
+    if "://" in str(ledger):
+        return repo_path("build", "reports")
+    return os.path.join(os.path.dirname(os.path.abspath(ledger)), "reports")
 
 
 def _bmc_watch(planning, inventory_path, var_files, say):
@@ -58,14 +69,14 @@ def build(args, out=None, watch_bmc=True):
     from gpufleet.controller.loop import Reconciler
     from gpufleet.controller.planning import Planning
 
-    ledger_at, inventory_path, var_files, prefix, spool = _settings(args)
+    ledger_at, inventory_path, var_files, prefix, spool, report_dir = _settings(args)
     planning = Planning(args.policy)
     ledger = records.open_ledger(ledger_at)
     concurrency = args.concurrency or planning.concurrency()
     actuator = Actuator(inventory_path, var_files, concurrency=concurrency)
     controller_id = args.id or "%s:%d" % (socket.gethostname(), os.getpid())
     reconciler = Reconciler(SlurmSource(prefix), ledger, planning, actuator, inventory.load_inventory(inventory_path),
-                            controller_id, out=out or sys.stdout, spool_dir=spool)
+                            controller_id, out=out or sys.stdout, spool_dir=spool, report_dir=report_dir)
     if watch_bmc:
         reconciler.redfish = _bmc_watch(planning, inventory_path, var_files, reconciler._say)
     return reconciler
@@ -132,7 +143,8 @@ def cmd_status(args):
     reconciler.day2(world, now)      # operator drains and open day-2 cases (nothing recorded)
     print(status.render_status(world, records.open_decisions(reconciler.ledger),
                                records.decisions(reconciler.ledger, limit=args.last),
-                               records.lease_holder(reconciler.ledger, now)))
+                               records.lease_holder(reconciler.ledger, now),
+                               ledger_nodes=records.node_records(reconciler.ledger)))
     return 0
 
 

@@ -121,3 +121,45 @@ def test_a_dry_run_stores_no_tracks(ledger, make_reconciler):
     rec, _runs, _p = make_reconciler(source=FakeSource(nodes={"n1": NHC}))
     rec.once(dry_run=True)
     assert records.load_tracks(ledger) == {}
+
+
+def test_a_day2_break_fix_reads_the_sel_writes_the_record_and_moves_the_node(ledger, make_reconciler, tmp_path):
+    import json
+    import os
+    from gpufleet.day2.model import Day2Action
+    walk(ledger, "n1", "enrolled", "inspected", "imaging", "failed")
+    record = dict(node="n1", pool="lab", reasons=[[900.0, "slurm slurm_drain: NHC: GPU lost"]],
+                  failed_recycles=[950.0, 990.0], gate_failures=[], bmc_log=[], summary="n1: 2 failed")
+    action = Day2Action("break_fix", "lab", ("n1",), "n1: 2 failed", record=record)
+
+    def read_sel(playbook, extravars, run_id):
+        assert playbook == "break_fix" and extravars["gpufleet_targets"] == "n1"
+        if runs.rc == 0:
+            os.makedirs(str(tmp_path / "break_fix"), exist_ok=True)
+            (tmp_path / "break_fix" / "n1.sel.json").write_text(json.dumps({"entries": [
+                {"created": "2012-03-07T14:45:00Z", "severity": "Critical", "message": "Fan 3 failed"}]}))
+    runs = Runs()
+    runs.checks.append(read_sel)
+    rec, runs, _p = make_reconciler(actions=[action], runs=runs)
+    rec.report_dir = str(tmp_path)
+    rec.once()
+    rec.drain()
+    assert ledger.get("n1")["state"] == "break_fix"
+    why = ledger.history("n1")[-1]["why"]
+    assert "SEL: 1 entry" in why and str(tmp_path / "break_fix" / "n1.json") in why
+    assert json.loads((tmp_path / "break_fix" / "n1.json").read_text())["bmc_log"][0].endswith("Fan 3 failed")
+    assert [d["outcome"] for d in records.decisions(ledger)] == ["ok"]
+
+
+def test_a_failed_sel_read_still_moves_the_node_to_break_fix(ledger, make_reconciler, tmp_path):
+    from gpufleet.day2.model import Day2Action
+    walk(ledger, "n1", "enrolled", "inspected", "imaging", "failed")
+    record = dict(node="n1", pool="lab", reasons=[], failed_recycles=[990.0])
+    rec, runs, _p = make_reconciler(actions=[Day2Action("break_fix", "lab", ("n1",), "n1", record=record)],
+                                    runs=Runs(rc=2))
+    rec.report_dir = str(tmp_path)
+    rec.once()
+    rec.drain()
+    assert ledger.get("n1")["state"] == "break_fix"
+    assert "SEL unreadable: no SEL read at" in ledger.history("n1")[-1]["why"]
+    assert "rc=2" in ledger.history("n1")[-1]["why"]
