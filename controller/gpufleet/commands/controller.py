@@ -62,6 +62,23 @@ def _bmc_watch(planning, inventory_path, var_files, say):
     return BmcWatch(read, min(intervals) if intervals else None, out_dir, say=say)
 
 
+def _health_watch(planning, inventory_path, var_files, say):
+    """The day-2 idle health check (playbooks/health_check.yml) at the pools' shortest interval."""
+    from gpufleet import playbook_runner
+    from gpufleet.controller.health import HealthWatch
+
+    intervals = [p.day2.health_interval for p in planning.policy.pools.values() if p.day2.health_interval]
+
+    def check(targets, out_path, run_id):
+        _status, rc, _artifacts = playbook_runner.run_playbook(
+            "health_check", inventory_path, run_id, var_files=var_files, timeout=900,
+            extravars={"gpufleet_targets": ",".join(targets), "gpufleet_health_out": out_path})
+        return rc
+    out_dir = repo_path("build", "runs", "health")
+    os.makedirs(out_dir, exist_ok=True)
+    return HealthWatch(check, min(intervals) if intervals else None, out_dir, say=say)
+
+
 def build(args, out=None, watch_bmc=True):
     from gpufleet.controller import inventory, records
     from gpufleet.controller.actuator import Actuator
@@ -79,6 +96,7 @@ def build(args, out=None, watch_bmc=True):
                             controller_id, out=out or sys.stdout, spool_dir=spool, report_dir=report_dir)
     if watch_bmc:
         reconciler.redfish = _bmc_watch(planning, inventory_path, var_files, reconciler._say)
+        reconciler.health = _health_watch(planning, inventory_path, var_files, reconciler._say)
     return reconciler
 
 

@@ -163,3 +163,15 @@ def test_a_failed_sel_read_still_moves_the_node_to_break_fix(ledger, make_reconc
     assert ledger.get("n1")["state"] == "break_fix"
     assert "SEL unreadable: no SEL read at" in ledger.history("n1")[-1]["why"]
     assert "rc=2" in ledger.history("n1")[-1]["why"]
+
+
+def test_idle_health_check_failures_persist_into_a_drain(ledger, make_reconciler):
+    from gpufleet.day2 import detect
+    in_service(ledger)
+    rec, runs, _p = make_reconciler()
+    rec.health = lambda views, now: detect.health_check_signals("n1", ["xid"], now)
+    for _ in range(3):
+        rec.once()
+        rec.drain()
+    drain, = records.decisions(ledger)
+    assert drain["action"] == "drain" and "idle health check xid failed" in drain["reason"]
