@@ -16,7 +16,7 @@ description:
     GPUs where the BMC exposes them, BMC/manager facts and the firmware inventory
     (C(UpdateService/FirmwareInventory)).
   - With V(logs) in O(gather_subset), also the newest O(log_entries) entries of the system's and
-    its managers' logs (C(LogServices) -> C(Entries): the SEL and the BMC's event log), for a
+    its managers' logs (C(LogServices) -> C(Entries), that is the SEL and the BMC's event log), for a
     technician's break/fix record.
   - Never changes anything; RV(changed) is always false.
 author:

@@ -45,38 +45,26 @@ def _report_dir(merged, ledger):
     return os.path.join(os.path.dirname(os.path.abspath(ledger)), "reports")
 
 
-def _bmc_watch(planning, inventory_path, var_files, say):
-    """The day-2 Redfish read (playbooks/bmc_health.yml) at the pools' shortest interval."""
+def _watch(kind, planning, inventory_path, var_files, say):
+    """A day-2 background read at the pools' shortest interval: ``bmc`` (playbooks/bmc_health.yml,
+    day2.redfish_interval) or ``health`` (playbooks/health_check.yml, day2.health_interval)."""
     from gpufleet import playbook_runner
     from gpufleet.controller.bmc import BmcWatch
+    from gpufleet.controller.health import HealthWatch
 
-    intervals = [p.day2.redfish_interval for p in planning.policy.pools.values() if p.day2.redfish_interval]
+    watch, playbook, key, out_var, timeout = {
+        "bmc": (BmcWatch, "bmc_health", "redfish_interval", "gpufleet_bmc_read_out", 300),
+        "health": (HealthWatch, "health_check", "health_interval", "gpufleet_health_out", 900)}[kind]
+    intervals = [getattr(p.day2, key) for p in planning.policy.pools.values() if getattr(p.day2, key)]
 
     def read(targets, out_path, run_id):
         _status, rc, _artifacts = playbook_runner.run_playbook(
-            "bmc_health", inventory_path, run_id, var_files=var_files, timeout=300,
-            extravars={"gpufleet_targets": ",".join(targets), "gpufleet_bmc_read_out": out_path})
+            playbook, inventory_path, run_id, var_files=var_files, timeout=timeout,
+            extravars={"gpufleet_targets": ",".join(targets), out_var: out_path})
         return rc
-    out_dir = repo_path("build", "runs", "bmc")
+    out_dir = repo_path("build", "runs", kind)
     os.makedirs(out_dir, exist_ok=True)
-    return BmcWatch(read, min(intervals) if intervals else None, out_dir, say=say)
-
-
-def _health_watch(planning, inventory_path, var_files, say):
-    """The day-2 idle health check (playbooks/health_check.yml) at the pools' shortest interval."""
-    from gpufleet import playbook_runner
-    from gpufleet.controller.health import HealthWatch
-
-    intervals = [p.day2.health_interval for p in planning.policy.pools.values() if p.day2.health_interval]
-
-    def check(targets, out_path, run_id):
-        _status, rc, _artifacts = playbook_runner.run_playbook(
-            "health_check", inventory_path, run_id, var_files=var_files, timeout=900,
-            extravars={"gpufleet_targets": ",".join(targets), "gpufleet_health_out": out_path})
-        return rc
-    out_dir = repo_path("build", "runs", "health")
-    os.makedirs(out_dir, exist_ok=True)
-    return HealthWatch(check, min(intervals) if intervals else None, out_dir, say=say)
+    return watch(read, min(intervals) if intervals else None, out_dir, say=say)
 
 
 def build(args, out=None, watch_bmc=True):
@@ -95,8 +83,8 @@ def build(args, out=None, watch_bmc=True):
     reconciler = Reconciler(SlurmSource(prefix), ledger, planning, actuator, inventory.load_inventory(inventory_path),
                             controller_id, out=out or sys.stdout, spool_dir=spool, report_dir=report_dir)
     if watch_bmc:
-        reconciler.redfish = _bmc_watch(planning, inventory_path, var_files, reconciler._say)
-        reconciler.health = _health_watch(planning, inventory_path, var_files, reconciler._say)
+        reconciler.redfish = _watch("bmc", planning, inventory_path, var_files, reconciler._say)
+        reconciler.health = _watch("health", planning, inventory_path, var_files, reconciler._say)
     return reconciler
 
 

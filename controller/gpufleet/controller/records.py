@@ -3,7 +3,6 @@
 Keeping the ledger's API in this file keeps the rest of the controller independent of how
 the ledger stores things (SQLite or PostgreSQL) and makes a change there a change here only.
 """
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import day2_tracks as _day2_tracks
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import decisions as _decisions
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import gang as _gang
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import lease as _lease
@@ -39,12 +38,12 @@ def load_tracks(ledger):
     from gpufleet.day2.persistence import Track
     return {(r["node"], r["source"], r["kind"]): Track(r["node"], r["source"], r["kind"], r["reason"],
                                                        r["first_seen"], tuple(r["seen"]), r["run_start"])
-            for r in _day2_tracks.tracks(ledger)}
+            for r in _decisions.tracks(ledger)}
 
 
 def save_tracks(ledger, tracks):
     """Store the day-2 persistence tracks (all of them, replacing the last pass's)."""
-    return _day2_tracks.replace_tracks(ledger, [dict(node=t.node, source=t.source, kind=t.kind, reason=t.reason,
+    return _decisions.replace_tracks(ledger, [dict(node=t.node, source=t.source, kind=t.kind, reason=t.reason,
                                                      first_seen=t.first_seen, seen=t.seen, run_start=t.run_start)
                                                 for t in tracks.values()])
 

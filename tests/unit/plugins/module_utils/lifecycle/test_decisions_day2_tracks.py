@@ -1,6 +1,6 @@
 import pytest
 
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import day2_tracks
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import decisions as day2_tracks
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.errors import LedgerError
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger import Ledger
 
