@@ -42,10 +42,13 @@ options:
     type: raw
     required: true
   phases:
-    description: Phases to run, always in the gate's order. All phases when omitted.
+    description:
+      - Phases to run, always in the gate's order. All phases but V(health) when omitted.
+      - V(health) is the short idle health check (the checks of the profile's C(health) section, XID, ECC, row
+        remapping, DCGM level 1), run alone on a node in service by the day-2 controller.
     type: list
     elements: str
-    choices: [attestation, gpu, nvlink, fabric, storage, reference, soak]
+    choices: [attestation, gpu, nvlink, fabric, storage, reference, soak, health]
   run_all:
     description: Keep running after a failed check, to collect every failure in one report.
     type: bool

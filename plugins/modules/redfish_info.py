@@ -15,6 +15,9 @@ description:
     model, serial, UUID), power state, health, boot settings, NIC MACs, processors including
     GPUs where the BMC exposes them, BMC/manager facts and the firmware inventory
     (C(UpdateService/FirmwareInventory)).
+  - With V(logs) in O(gather_subset), also the newest O(log_entries) entries of the system's and
+    its managers' logs (C(LogServices) -> C(Entries), that is the SEL and the BMC's event log), for a
+    technician's break/fix record.
   - Never changes anything; RV(changed) is always false.
 author:
   - gpufleet.baremetal maintainers (@gpufleet)
@@ -29,10 +32,19 @@ options:
     type: list
     elements: str
     default: [system, nics, processors, managers, firmware]
-    choices: [system, nics, processors, managers, firmware]
+    choices: [system, nics, processors, managers, firmware, logs]
+  log_entries:
+    description:
+      - How many log entries V(logs) returns, newest first (by C(Created)), across all the
+        system's and managers' log services.
+    type: int
+    default: 50
 notes:
   - A part the BMC does not implement (HTTP 404/405/501) is returned as null and named in
     RV(facts.unsupported); it is never reported as empty.
+  - A BMC without log services returns no entries and says so in RV(facts.logs.notes); an
+    entry that does not follow the Redfish schema (for example a C(Created) that is not a date)
+    fails the node with the reason.
 """
 
 EXAMPLES = r"""
@@ -56,6 +68,16 @@ EXAMPLES = r"""
     gather_subset: [firmware]
   delegate_to: localhost
   run_once: true
+
+- name: The newest 20 SEL and BMC log entries for a break/fix ticket
+  gpufleet.baremetal.redfish_info:
+    baseuri: bmc-r12-07.example.net
+    username: "{{ bmc_user }}"
+    password: "{{ bmc_password }}"
+    gather_subset: [system, logs]
+    log_entries: 20
+  delegate_to: localhost
+  register: bmc_log
 """
 
 RETURN = r"""
@@ -96,6 +118,31 @@ facts:
         sorted by id; null without an UpdateService.
       type: list
       elements: dict
+    logs:
+      description: Log entries (only with V(logs) in O(gather_subset)).
+      type: dict
+      contains:
+        entries:
+          description: The newest entries, newest first; each with service
+            (C(system:<id>) or C(manager:<manager>/<id>)), id, created, created_epoch,
+            severity, message, message_id, entry_type, sensor_type and entry_code.
+          type: list
+          elements: dict
+        notes:
+          description: What could not be read (no C(LogServices), a service without
+            C(Entries), a log longer than the pages read).
+          type: list
+          elements: str
+        services:
+          description: The log services read.
+          type: list
+          elements: str
+      sample:
+        entries: [{"service": "system:Log1", "id": "2", "created": "2012-03-07T14:45:00Z",
+                   "severity": "Critical", "message": "Temperature threshold exceeded",
+                   "message_id": "0x592E28", "entry_type": "SEL", "sensor_type": "Temperature"}]
+        notes: []
+        services: ["system:Log1", "manager:BMC/Log"]
     unsupported:
       description: Parts the BMC does not offer.
       type: list
@@ -123,18 +170,25 @@ summary:
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.argspec import module_kwargs
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.fanout import run_module
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.inventory import SUBSETS, gather
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.inventory import (
+    CHOICES, SUBSETS, gather,
+)
 
 
 def main():
     module = AnsibleModule(**module_kwargs(
         gather_subset=dict(type="list", elements="str", default=list(SUBSETS),
-                           choices=list(SUBSETS)),
+                           choices=list(CHOICES)),
+        log_entries=dict(type="int", default=50),
     ))
     subset = module.params["gather_subset"]
+    if module.params["log_entries"] < 1:
+        module.fail_json(msg="log_entries is %d; it must be 1 or more (how many of the newest log "
+                             "entries to return)." % module.params["log_entries"])
 
     def operation(client, node):
-        return dict(changed=False, facts=gather(client, node["system_id"], subset))
+        return dict(changed=False, facts=gather(client, node["system_id"], subset,
+                                                module.params["log_entries"]))
 
     run_module(module, operation)
 

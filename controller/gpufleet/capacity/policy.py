@@ -205,12 +205,18 @@ class Day2(_Strict):
     # How often the controller reads every BMC's health and power (one fleet read; the
     # shortest of the pools' values is used); none: no Redfish detection.
     redfish_interval: Optional[Duration] = 60.0
+    # How often the controller runs the gate's short health phase (XID, ECC, row remapping,
+    # DCGM level 1) on the idle nodes in service (the shortest of the pools' values); none: never.
+    health_interval: Optional[Duration] = 1800.0
 
     @model_validator(mode="after")
     def _interval_positive(self):
         if self.redfish_interval is not None and self.redfish_interval <= 0:
             raise ValueError("redfish_interval must be above 0s; fix: write a duration like 1m, "
                              "or null for no Redfish detection")
+        if self.health_interval is not None and self.health_interval < 60:
+            raise ValueError("health_interval must be 1m or more (DCGM level 1 alone takes up to a "
+                             "minute); fix: write a duration like 30m, or null for no idle health check")
         return self
 
 

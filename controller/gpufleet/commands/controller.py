@@ -31,24 +31,40 @@ def _settings(args):
     inventory = os.path.abspath(args.inventory or lab_target.inventory_path())
     # Slurm's power-saving requests: --spool, else the variable files' (the lab names its own)
     spool = args.spool or merged.get("gpufleet_controller_spool")
-    return ledger, inventory, var_files, prefix, spool
+    return ledger, inventory, var_files, prefix, spool, _report_dir(merged, ledger)
 
 
-def _bmc_watch(planning, inventory_path, var_files, say):
-    """The day-2 Redfish read (playbooks/bmc_health.yml) at the pools' shortest interval."""
+def _report_dir(merged, ledger):
+    """Where gate reports are and break_fix records go: the playbooks' own rule
+    (gpufleet_report_dir, else reports/ beside an SQLite ledger); a PostgreSQL ledger without
+    gpufleet_report_dir gets build/reports."""
+    if merged.get("gpufleet_report_dir"):
+        return merged["gpufleet_report_dir"]
+    if "://" in str(ledger):
+        return repo_path("build", "reports")
+    return os.path.join(os.path.dirname(os.path.abspath(ledger)), "reports")
+
+
+def _watch(kind, planning, inventory_path, var_files, say):
+    """A day-2 background read at the pools' shortest interval: ``bmc`` (playbooks/bmc_health.yml,
+    day2.redfish_interval) or ``health`` (playbooks/health_check.yml, day2.health_interval)."""
     from gpufleet import playbook_runner
     from gpufleet.controller.bmc import BmcWatch
+    from gpufleet.controller.health import HealthWatch
 
-    intervals = [p.day2.redfish_interval for p in planning.policy.pools.values() if p.day2.redfish_interval]
+    watch, playbook, key, out_var, timeout = {
+        "bmc": (BmcWatch, "bmc_health", "redfish_interval", "gpufleet_bmc_read_out", 300),
+        "health": (HealthWatch, "health_check", "health_interval", "gpufleet_health_out", 900)}[kind]
+    intervals = [getattr(p.day2, key) for p in planning.policy.pools.values() if getattr(p.day2, key)]
 
     def read(targets, out_path, run_id):
         _status, rc, _artifacts = playbook_runner.run_playbook(
-            "bmc_health", inventory_path, run_id, var_files=var_files, timeout=300,
-            extravars={"gpufleet_targets": ",".join(targets), "gpufleet_bmc_read_out": out_path})
+            playbook, inventory_path, run_id, var_files=var_files, timeout=timeout,
+            extravars={"gpufleet_targets": ",".join(targets), out_var: out_path})
         return rc
-    out_dir = repo_path("build", "runs", "bmc")
+    out_dir = repo_path("build", "runs", kind)
     os.makedirs(out_dir, exist_ok=True)
-    return BmcWatch(read, min(intervals) if intervals else None, out_dir, say=say)
+    return watch(read, min(intervals) if intervals else None, out_dir, say=say)
 
 
 def build(args, out=None, watch_bmc=True):
@@ -58,16 +74,17 @@ def build(args, out=None, watch_bmc=True):
     from gpufleet.controller.loop import Reconciler
     from gpufleet.controller.planning import Planning
 
-    ledger_at, inventory_path, var_files, prefix, spool = _settings(args)
+    ledger_at, inventory_path, var_files, prefix, spool, report_dir = _settings(args)
     planning = Planning(args.policy)
     ledger = records.open_ledger(ledger_at)
     concurrency = args.concurrency or planning.concurrency()
     actuator = Actuator(inventory_path, var_files, concurrency=concurrency)
     controller_id = args.id or "%s:%d" % (socket.gethostname(), os.getpid())
     reconciler = Reconciler(SlurmSource(prefix), ledger, planning, actuator, inventory.load_inventory(inventory_path),
-                            controller_id, out=out or sys.stdout, spool_dir=spool)
+                            controller_id, out=out or sys.stdout, spool_dir=spool, report_dir=report_dir)
     if watch_bmc:
-        reconciler.redfish = _bmc_watch(planning, inventory_path, var_files, reconciler._say)
+        reconciler.redfish = _watch("bmc", planning, inventory_path, var_files, reconciler._say)
+        reconciler.health = _watch("health", planning, inventory_path, var_files, reconciler._say)
     return reconciler
 
 
@@ -132,7 +149,8 @@ def cmd_status(args):
     reconciler.day2(world, now)      # operator drains and open day-2 cases (nothing recorded)
     print(status.render_status(world, records.open_decisions(reconciler.ledger),
                                records.decisions(reconciler.ledger, limit=args.last),
-                               records.lease_holder(reconciler.ledger, now)))
+                               records.lease_holder(reconciler.ledger, now),
+                               ledger_nodes=records.node_records(reconciler.ledger)))
     return 0
 
 

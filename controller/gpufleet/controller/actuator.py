@@ -37,6 +37,9 @@ _READMIT = {"joined": "admit", "warm": "park"}
 
 def playbook_for(action):
     """(playbook or a tuple run in order, extravars) for ``action``; (None, {}) for record-only kinds."""
+    if action.kind == "break_fix" and getattr(action, "record", None) is not None:
+        # day-2's break_fix reads the BMC's log for the technician first (controller/breakfix.py)
+        return "break_fix", {"gpufleet_targets": ",".join(action.nodes), "gpufleet_reason": action.reason}
     if action.kind not in PLAYBOOK_OF:
         return None, {}
     playbook, extra = PLAYBOOK_OF[action.kind]

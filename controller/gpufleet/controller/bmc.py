@@ -34,7 +34,16 @@ class BmcWatch:
     """callable(views, now) -> Signals of the reading that finished since the last call.
 
     ``run(targets, out_path, run_id) -> rc`` runs the read (injectable); ``interval`` None
-    reads nothing."""
+    reads nothing. Subclasses (gpufleet.controller.health) change what is read and from whom
+    through ``WHAT``, ``targets`` and ``signals``."""
+    WHAT = "BMC read"
+
+    def targets(self, views):
+        """The nodes one read covers: every node in service."""
+        return sorted(v.node for v in views if v.state in IN_SERVICE)
+
+    def signals(self, readings, views, now):
+        return signals_from(readings, views, now)
 
     def __init__(self, run, interval, out_dir, say=lambda text: None):
         self.run, self.interval, self.out_dir, self.say = run, interval, out_dir, say
@@ -50,10 +59,10 @@ class BmcWatch:
             with open(path) as handle:
                 readings = json.load(handle)
         except (OSError, ValueError) as exc:
-            self.say("day-2 BMC read %s gave nothing usable: %s" % (run_id, exc))
+            self.say("day-2 %s %s gave nothing usable: %s" % (self.WHAT, run_id, exc))
             return
         if rc != 0:
-            self.say("day-2 BMC read %s exited %s; using what it wrote" % (run_id, rc))
+            self.say("day-2 %s %s exited %s; using what it wrote" % (self.WHAT, run_id, rc))
         with self._lock:
             self._ready = readings
 
@@ -62,14 +71,15 @@ class BmcWatch:
             readings, self._ready = self._ready, None
         if self.interval is not None and (self._thread is None or not self._thread.is_alive()) \
                 and (self._last_start is None or now - self._last_start >= self.interval):
-            targets = sorted(v.node for v in views if v.state in IN_SERVICE)
+            targets = self.targets(views)
             if targets:
                 self._last_start = now
                 # one run id: its artifacts folder is reused, not one more per read
-                self._thread = threading.Thread(target=self._read, args=(targets, "bmc-read"), daemon=True,
-                                                name="gpufleet-bmc-read")
+                run_id = self.WHAT.lower().replace(" ", "-")
+                self._thread = threading.Thread(target=self._read, args=(targets, run_id), daemon=True,
+                                                name="gpufleet-" + run_id)
                 self._thread.start()
-        return signals_from(readings, views, now) if readings else ()
+        return self.signals(readings, views, now) if readings else ()
 
     def wait(self, timeout=None):
         """Block until the read under way ended (tests, clean shutdown)."""

@@ -9,7 +9,7 @@ import time
 from dataclasses import replace
 
 from gpufleet.capacity.model import UNAVAILABLE
-from gpufleet.controller import inventory, records, spool, supply
+from gpufleet.controller import breakfix, inventory, records, spool, supply
 from gpufleet.controller.errors import ControllerError, LeaseHeld
 from gpufleet.controller.journal import Journal
 from gpufleet.controller.launch import Launcher
@@ -33,7 +33,10 @@ DAY2_HELD = "day2"   # the state the planner sees for a node day-2 holds
 
 
 def _ledger_only(action):
-    """Record-only kinds, and a readmit to hot (the recycle already left the node hot)."""
+    """Record-only kinds, and a readmit to hot (the recycle already left the node hot). A day-2
+    break_fix (it carries a record) first reads the BMC's log in the actuator (controller/breakfix.py)."""
+    if action.kind == "break_fix" and getattr(action, "record", None) is not None:
+        return False
     return action.kind in _LEDGER_ONLY or (action.kind == "readmit" and action.target_tier == "hot")
 
 
@@ -55,15 +58,19 @@ class Reconciler:
     """Wires a DemandSource, the ledger, the planner and an Actuator; clock injectable."""
 
     def __init__(self, source, ledger, planning, actuator, hosts, controller_id, clock=time.time, out=None,
-                 spool_dir=None):
+                 spool_dir=None, report_dir=None):
         self.source, self.ledger, self.planning, self.actuator = source, ledger, planning, actuator
         self.spool_dir = spool_dir
+        self.report_dir = report_dir     # gate reports are read and break_fix records written here
         self.hosts, self.controller_id, self.clock, self.out = hosts, controller_id, clock, out
         self.journal = Journal(ledger, controller_id)
         self.launcher = Launcher(ledger, planning, actuator, self.journal, clock, self._say)
         self._views = {}
-        self._tracks = {}            # day-2 persistence; a restart starts counting again (later, never sooner)
+        # day-2 persistence tracks: read from the ledger on the first pass, stored when they change,
+        # so a restarted controller counts on from where the last one stopped
+        self._tracks = None
         self.redfish = None          # optional: callable(views, now) -> day-2 Signals (gpufleet.controller.bmc)
+        self.health = None           # optional: the same for the idle health check (gpufleet.controller.health)
         # Slurm's node states for the fleet view's seam, written when they change.
         self.samples, self._slurm_nodes = SampleRecorder(), {}
 
@@ -108,11 +115,16 @@ class Reconciler:
         world.cases = fold_cases([d for d in decisions if d["at"] >= now - _DAY2_LOOKBACK_S])
         rows = [(name, "+".join((node.state,) + tuple(node.flags)), node.reason, None)
                 for name, node in sorted(self._slurm_nodes.items())]
-        signals = self.redfish(world.nodes, now) if self.redfish else ()
+        signals = tuple(self.redfish(world.nodes, now) if self.redfish else ()) + tuple(
+            self.health(world.nodes, now) if self.health else ())
+        if self._tracks is None:
+            self._tracks = records.load_tracks(self.ledger)
         world.day2 = stage.decide(rows, world.nodes, world.raw, self.planning.pools(), self._tracks, world.cases,
                                   self.actuator.busy_nodes(), now, extra_signals=signals,
                                   fabric=inventory.fabric_places(self.hosts))
         if commit:
+            if world.day2.tracks != self._tracks:
+                records.save_tracks(self.ledger, world.day2.tracks)
             self._tracks = world.day2.tracks
         for note in world.day2.notes:
             self._say("day-2 %s" % note)
@@ -224,13 +236,35 @@ class Reconciler:
     def _finish(self, wait=False):
         finished = []
         for decision_id, action, outcome in self.actuator.collect(wait=wait):
-            outcome = self.launcher.settle(action, outcome)
+            if action.kind == "break_fix":
+                outcome = self._break_fix(action, outcome, "ctl-%s" % decision_id)
+            else:
+                outcome = self.launcher.settle(action, outcome)
             if action.kind == "admit" and outcome == "ok":
                 records.release_members(self.ledger, action.nodes)
             self.journal.outcome(decision_id, outcome)
             self._say("done %s %s on %s: %s" % (decision_id, action.kind, ",".join(action.nodes), outcome))
             finished.append((decision_id, action, outcome))
         return finished
+
+    def _break_fix(self, action, run_outcome, run_id):
+        """After the SEL read, whatever its outcome: the full record, its file, then the ledger
+        transition (never lost to a BMC that could not be read, or a record that could not be written)."""
+        why = action.reason
+        if self.report_dir is None:
+            why += " (record not written: no report directory; pass gpufleet_report_dir)"
+        else:
+            try:
+                record = breakfix.complete(action.record, self.report_dir, run_outcome)
+                why = "%s (record: %s)" % (record["summary"], breakfix.write(self.report_dir, record, self.clock()))
+            except (OSError, KeyError, TypeError, ValueError) as exc:
+                why += " (record not written: %s)" % exc
+        try:
+            for node in action.nodes:
+                records.transition(self.ledger, node, records.states.BREAK_FIX, why, run_id=run_id)
+        except records.LifecycleError as exc:
+            return "failed: %s" % exc
+        return "ok"
 
     def drain(self):
         """Wait for every running action and record its outcome (clean shutdown, `once`)."""

@@ -12,7 +12,7 @@ from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledge
 
 __all__ = ["open_ledger", "node_records", "record_decision", "set_outcome", "decisions", "open_decisions",
            "record_demand", "demand_history", "acquire_lease", "renew_lease", "release_lease", "lease_holder",
-           "transition", "gang_rollback", "release_members", "gang_status", "states", "LedgerError", "LifecycleError", "LEASE",
+           "transition", "load_tracks", "save_tracks", "gang_rollback", "release_members", "gang_status", "states", "LedgerError", "LifecycleError", "LEASE",
            "iso"]
 
 LEASE = "capacity-controller"
@@ -31,6 +31,21 @@ def node_records(ledger):
 
 def transition(ledger, node, target, why, run_id=None):
     return ledger.transition(node, target, WHO, why, run_id=run_id)
+
+
+def load_tracks(ledger):
+    """The day-2 persistence tracks a previous controller stored: {(node, source, kind): Track}."""
+    from gpufleet.day2.persistence import Track
+    return {(r["node"], r["source"], r["kind"]): Track(r["node"], r["source"], r["kind"], r["reason"],
+                                                       r["first_seen"], tuple(r["seen"]), r["run_start"])
+            for r in _decisions.tracks(ledger)}
+
+
+def save_tracks(ledger, tracks):
+    """Store the day-2 persistence tracks (all of them, replacing the last pass's)."""
+    return _decisions.replace_tracks(ledger, [dict(node=t.node, source=t.source, kind=t.kind, reason=t.reason,
+                                                     first_seen=t.first_seen, seen=t.seen, run_start=t.run_start)
+                                                for t in tracks.values()])
 
 
 def record_decision(ledger, controller, action, demand, supply, outcome=None, at=None):

@@ -61,13 +61,23 @@ def _replacements(recent):
     return lines
 
 
-def render_status(world, in_flight, recent, holder):
+def _break_fix(nodes):
+    """Nodes handed to a technician: the ledger's reason names the record file (docs/day2.md)."""
+    found = [n for n in nodes if n.get("state") == records.states.BREAK_FIX]
+    lines = ["break_fix (a technician's): %s" % ("none" if not found else "")]
+    for node in sorted(found, key=lambda n: n["node"]):
+        lines.append("  %-20s since %s  %s" % (node["node"], _when(node.get("updated_at")), node.get("reason") or "-"))
+    return lines
+
+
+def render_status(world, in_flight, recent, holder, ledger_nodes=()):
     lines = ["lease: %s" % ("held by %s until %s" % (holder[0], _when(holder[1])) if holder[0] else "free")]
     lines += _pools(world.nodes, world.jobs)
     lines.append("unservable jobs (no pool can ever serve them): %s" % (
         "; ".join("%s: %s" % (j.job_id, why) for j, why in world.unservable) or "none"))
     lines += _day2(world)
     lines += _replacements(recent)
+    lines += _break_fix(ledger_nodes)
     lines.append("in flight: %s" % (", ".join("%s %s %s" % (d["id"], d["action"], ",".join(d["nodes"] or []))
                                               for d in in_flight) or "nothing"))
     lines.append("last decisions:")

@@ -21,9 +21,17 @@ __metaclass__ = type
 import dataclasses
 from typing import Optional
 
-__all__ = ["PHASES", "KINDS", "CheckSpec", "CHECKS", "LOCAL_CHECKS", "check_spec"]
+__all__ = ["PHASES", "GATE_PHASES", "HEALTH_CHECKS", "HEALTH_DCGM_LEVEL", "KINDS", "CheckSpec", "CHECKS", "LOCAL_CHECKS", "check_spec"]
 
-PHASES = ("attestation", "gpu", "nvlink", "fabric", "storage", "reference", "soak")
+PHASES = ("attestation", "gpu", "nvlink", "fabric", "storage", "reference", "soak", "health")
+# The acceptance gate: every phase run when none is chosen. ``health`` is not one of them: it is
+# the short idle check the day-2 controller runs alone on nodes in service (docs/day2.md).
+GATE_PHASES = PHASES[:-1]
+# What the health phase may hold: reads that take seconds and DCGM at level 1 (about a minute),
+# never a load test, so it fits between jobs on an idle node.
+HEALTH_CHECKS = ("xid", "ecc_uncorrectable", "row_remap_pending", "row_remap_failures",
+                 "retired_pages_pending", "dcgm_diag")
+HEALTH_DCGM_LEVEL = 1
 # How a check is judged (judging.py); "local" checks are judged by the gate itself and
 # never appear in a profile (the image release always, the TPM quote when asked for).
 KINDS = ("min", "max", "equals", "one_of", "deny", "pins", "all_pass", "local")

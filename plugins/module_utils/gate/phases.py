@@ -15,7 +15,9 @@ __metaclass__ = type
 
 import time
 
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.catalog import LOCAL_CHECKS, PHASES, check_spec
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.catalog import (
+    GATE_PHASES, LOCAL_CHECKS, PHASES, check_spec,
+)
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.errors import GateError
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.runner import MISSING, START_FAILED
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.results import (
@@ -23,7 +25,7 @@ from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.results im
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.judging import judge
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.probes import PROBES, collect
 
-__all__ = ["PHASES", "GateContext", "plan", "local_checks", "run_gate", "judge_probe"]
+__all__ = ["PHASES", "GATE_PHASES", "GateContext", "plan", "local_checks", "run_gate", "judge_probe"]
 
 
 class GateContext:
@@ -36,6 +38,11 @@ class GateContext:
         self.options = dict(options or {})
         self.raw_sink = raw_sink or (lambda key, out, err: None)
         self.clock = clock or time.monotonic
+
+    def for_health(self):
+        """This run with the profile's health section as its profile (DCGM at level 1)."""
+        return GateContext(self.profile.for_health(), self.runner, self.options, self.raw_sink, self.clock,
+                           self.collector)
 
     def opt(self, key, default=None):
         value = self.options.get(key)
@@ -72,8 +79,11 @@ def local_checks(options):
 
 
 def plan(profile, phases=None, waived=(), local=("image_release",)):
-    """Ordered (phase, [(probe, checks)]) for the selected phases; unknown phases or waivers raise."""
-    chosen = list(phases or PHASES)
+    """Ordered (phase, [(probe, checks)]) for the selected phases; unknown phases or waivers raise.
+
+    No phases: the whole acceptance gate (not ``health``). ``health`` runs the GPU probes for the
+    checks of the profile's health section only, without the gate-judged local checks."""
+    chosen = list(phases or GATE_PHASES)
     unknown = [p for p in chosen if p not in PHASES]
     if unknown:
         raise GateError("Unknown gate phase(s) %s. Choose from: %s." % (", ".join(unknown), ", ".join(PHASES)),
@@ -82,6 +92,12 @@ def plan(profile, phases=None, waived=(), local=("image_release",)):
     out = []
     for phase in PHASES:
         if phase not in chosen:
+            continue
+        if phase == "health":
+            health = profile.for_health()
+            # the probes that feed the health checks, in the gate's order (the catalog's phases)
+            probes = [(p, _wanted(p, health, waived, ())) for p in PROBES]
+            out.append((phase, [(p, c) for p, c in probes if c]))
             continue
         probes = [(p, _wanted(p, profile, waived, local)) for p in PROBES if p.phase == phase]
         out.append((phase, [(p, c) for p, c in probes if c]))
@@ -206,7 +222,8 @@ def run_gate(ctx, phases=None, run_all=False):
     stop = None
     waived = tuple(ctx.opt("skip_checks", ()))
     for phase, probes in plan(ctx.profile, phases, waived, local_checks(ctx.options)):
-        entry, stop = _run_phase(ctx, phase, probes, outcome, stop, run_all)
+        entry, stop = _run_phase(ctx.for_health() if phase == "health" else ctx, phase, probes, outcome, stop,
+                                 run_all)
         outcome["phases"].append(entry)
     _no_checks(outcome, ctx)
     outcome["duration"] = ctx.clock() - started

@@ -16,7 +16,9 @@ import dataclasses
 import math
 import os
 
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.catalog import CHECKS, CheckSpec, check_spec
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.catalog import (
+    CHECKS, HEALTH_CHECKS, HEALTH_DCGM_LEVEL, CheckSpec, check_spec,
+)
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.errors import GateError, ProfileError
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.units import UNITS, convert, is_number, parse_size
 
@@ -25,7 +27,8 @@ __all__ = ["Threshold", "Profile", "profile_from_dict", "load_profile", "profile
 _LIMIT_KEY = {"min": "min", "max": "max", "equals": "equals", "one_of": "one_of", "deny": "deny",
               "pins": "pins", "all_pass": "max_failures"}
 _MAX_RETRIES = 5
-_TOP_KEYS = ("profile", "sku", "description", "checks")
+_TOP_KEYS = ("profile", "sku", "description", "checks", "health")
+_HEALTH_KEYS = ("checks", "dcgm_required")
 _MISSING = object()
 
 
@@ -60,6 +63,15 @@ class Profile:
     sku: str
     description: str
     checks: tuple
+    health: tuple = ()     # the health phase's (check name, Threshold); empty: no health section
+
+    def for_health(self):
+        """The profile the health phase is judged by: its checks only (DCGM at level 1)."""
+        if not self.health:
+            raise GateError('Threshold profile "%s" has no health section, so the health phase cannot run. '
+                            'Add health: {checks: [xid, ecc_uncorrectable, ...]} to it (docs/gate-profiles.md).'
+                            % self.name, profile=self.name, key="health")
+        return Profile(self.name, self.sku, self.description, self.health)
 
     def has(self, check):
         return any(name == check for name, _t in self.checks)
@@ -113,7 +125,42 @@ def profile_from_dict(data, name):
         raise ProfileError(name, "checks", "missing or empty", "List at least one check from the catalog")
     built = tuple((check, _threshold(name, check, spec)) for check, spec in checks.items())
     return Profile(name=name, sku=str(data.get("sku", name)), description=str(data.get("description", "")),
-                   checks=built)
+                   checks=built, health=_health(name, data.get("health", _MISSING), dict(built)))
+
+
+def _health(profile, section, built):
+    """The health section: fast checks the profile already has, judged by the same limits;
+    dcgm_diag runs at level 1 and requires ``dcgm_required`` (level 1 runs other tests than 3)."""
+    if section is _MISSING:
+        return ()
+    if not isinstance(section, dict):
+        raise ProfileError(profile, "health", "not a mapping", "Write health: {checks: [xid, ecc_uncorrectable]}")
+    unknown = sorted(str(k) for k in set(section) - set(_HEALTH_KEYS))
+    if unknown:
+        raise ProfileError(profile, "health.%s" % unknown[0], "unknown key", "Use only checks and dcgm_required")
+    names = section.get("checks")
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+        raise ProfileError(profile, "health.checks", "missing, empty or not a list of check names",
+                           "List fast checks, e.g. [xid, ecc_uncorrectable, dcgm_diag]")
+    found = []
+    for check in names:
+        where = "health.checks.%s" % check
+        if check not in HEALTH_CHECKS:
+            raise ProfileError(profile, where, "not a fast check", "The health phase holds only: "
+                               + ", ".join(HEALTH_CHECKS))
+        if check not in built:
+            raise ProfileError(profile, where, "the profile has no such check",
+                               "Add %s under checks first: the health phase judges by its limit" % check)
+        found.append((check, _health_threshold(profile, built[check], section)))
+    return tuple(found)
+
+
+def _health_threshold(profile, threshold, section):
+    if threshold.check != "dcgm_diag":
+        return threshold
+    required = _param(profile, "health.dcgm_required", ("names",), section.get("dcgm_required", []))
+    params = dict(threshold.params, level=HEALTH_DCGM_LEVEL, required=required)
+    return dataclasses.replace(threshold, params=tuple(sorted(params.items())))
 
 
 def _spec_of(profile, check):

@@ -11,6 +11,10 @@ demand, supply) are stored as text and returned decoded.
 - ``demand_history``: per pool and minute, GPUs running, pending, and pending for lack of
   capacity; ``UNIQUE(pool, minute)``, re-recording a minute replaces it.
 - ``node_samples``: Slurm's view of a node at a time (state, reason) for the fleet view.
+- ``day2_tracks``: the day-2 persistence tracks (gpufleet.day2.persistence), one row per
+  (node, source, kind): reason, first_seen, seen (the sightings in the window, a JSON list),
+  run_start (None when the signal is absent now). Kept here so a restarted controller counts
+  on instead of from zero; ``replace_tracks`` writes the whole set in one transaction.
 """
 from __future__ import absolute_import, division, print_function
 
@@ -21,7 +25,8 @@ import json
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.errors import LedgerError
 
 __all__ = ["record_decision", "decisions", "decision_counts", "set_outcome", "record_demand",
-           "demand_history", "latest_demand", "record_node_sample", "node_samples"]
+           "demand_history", "latest_demand", "record_node_sample", "node_samples", "replace_tracks",
+           "tracks"]
 
 _DECISION_COLUMNS = ("id", "at", "controller", "pool", "action", "nodes", "job", "reason",
                      "demand", "supply", "outcome", "outcome_at")
@@ -152,3 +157,50 @@ def node_samples(ledger, node=None, since=None):
         rows = cur.execute("SELECT %s FROM node_samples%s ORDER BY at, id"
                            % (", ".join(_SAMPLE_COLUMNS), where), params).fetchall()
     return [dict(zip(_SAMPLE_COLUMNS, r)) for r in rows]
+
+
+_TRACK_COLUMNS = ("node", "source", "kind", "reason", "first_seen", "seen", "run_start")
+
+
+def _check(row):
+    missing = [k for k in ("node", "source", "kind", "reason", "first_seen") if row.get(k) in (None, "")]
+    if missing:
+        raise LedgerError("Day-2 track %r lacks %s; every track needs node, source, kind, reason and "
+                          "first_seen." % (row, ", ".join(missing)), node=row.get("node"))
+
+
+def replace_tracks(ledger, rows):
+    """Store ``rows`` (dicts as above) as the only day-2 tracks; returns how many."""
+    rows = list(rows)
+    for row in rows:
+        _check(row)
+    now = ledger.clock()
+    with ledger.transaction() as cur:
+        cur.execute("DELETE FROM day2_tracks")
+        for row in rows:
+            cur.execute(
+                "INSERT INTO day2_tracks (node, source, kind, reason, first_seen, seen, run_start, "
+                "updated_at) VALUES (?,?,?,?,?,?,?,?)",
+                (row["node"], row["source"], row["kind"], row["reason"], float(row["first_seen"]),
+                 json.dumps([float(t) for t in row.get("seen") or ()]),
+                 None if row.get("run_start") is None else float(row["run_start"]), now))
+    return len(rows)
+
+
+def tracks(ledger):
+    """Every stored track as a dict, ordered by node, source, kind."""
+    with ledger.transaction(write=False) as cur:
+        found = cur.execute("SELECT %s FROM day2_tracks ORDER BY node, source, kind"
+                            % ", ".join(_TRACK_COLUMNS)).fetchall()
+    result = []
+    for row in found:
+        record = dict(zip(_TRACK_COLUMNS, row))
+        try:
+            record["seen"] = tuple(float(t) for t in json.loads(record["seen"]))
+        except (TypeError, ValueError):
+            raise LedgerError("Day-2 track %s/%s/%s in the ledger at %s has unreadable sightings %r; "
+                              "delete the row (the track starts counting again)."
+                              % (record["node"], record["source"], record["kind"], ledger.path,
+                                 record["seen"]), node=record["node"])
+        result.append(record)
+    return result

@@ -13,7 +13,7 @@ __metaclass__ = type
 
 __all__ = ["SCHEMA_VERSION", "TABLES", "migrations", "render"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # Every table with its columns (copy and checksums read them in this order) and the
 # columns that order its rows stably (its key).
@@ -32,6 +32,8 @@ TABLES = (
                         "gpus_pending_capacity", "recorded_at"), ("pool", "minute")),
     ("node_samples", ("id", "at", "node", "slurm_state", "reason"), ("id",)),
     ("leases", ("name", "holder", "acquired_at", "renewed_at", "expires_at"), ("name",)),
+    ("day2_tracks", ("node", "source", "kind", "reason", "first_seen", "seen", "run_start",
+                     "updated_at"), ("node", "source", "kind")),
 )
 # Tables whose integer id a backend generates (PostgreSQL must move its sequence after a copy).
 IDENTITY_TABLES = ("transitions", "decisions", "node_samples")
@@ -82,7 +84,16 @@ _V2 = (
         renewed_at {real} NOT NULL, expires_at {real} NOT NULL)""",
 )
 
-_MIGRATIONS = ((1, _V1), (2, _V2))
+# Version 3: the day-2 persistence tracks (gpufleet.day2.persistence), so a restarted
+# controller keeps counting where the last one stopped (docs/day2.md).
+_V3 = (
+    """CREATE TABLE IF NOT EXISTS day2_tracks (
+        node TEXT NOT NULL, source TEXT NOT NULL, kind TEXT NOT NULL, reason TEXT NOT NULL,
+        first_seen {real} NOT NULL, seen TEXT NOT NULL, run_start {real},
+        updated_at {real} NOT NULL, PRIMARY KEY (node, source, kind))""",
+)
+
+_MIGRATIONS = ((1, _V1), (2, _V2), (3, _V3))
 
 
 def render(statement, dialect):

@@ -17,10 +17,15 @@ from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.fields 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.firmware import (
     firmware_inventory,
 )
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.logs import (
+    DEFAULT_LIMIT, log_entries,
+)
 
-__all__ = ["SUBSETS", "gather", "system_facts", "nic_facts", "processor_facts", "manager_facts"]
+__all__ = ["SUBSETS", "CHOICES", "gather", "system_facts", "nic_facts", "processor_facts", "manager_facts"]
 
 SUBSETS = ("system", "nics", "processors", "managers", "firmware")
+# Read only when asked: a log can hold thousands of entries (one or more GETs per page).
+CHOICES = SUBSETS + ("logs",)
 
 
 def _health(fields):
@@ -87,8 +92,9 @@ def manager_facts(client, system_path):
     return result
 
 
-def gather(client, system_id=None, subset=SUBSETS):
-    """Facts for the subsets asked; ``unsupported`` lists what the BMC does not offer."""
+def gather(client, system_id=None, subset=SUBSETS, log_limit=DEFAULT_LIMIT):
+    """Facts for the subsets asked; ``unsupported`` lists what the BMC does not offer.
+    ``log_limit``: how many of the newest log entries ``logs`` returns."""
     path = discovery.find_system(client, system_id)
     system = client.get(path)
     facts = dict(system=system_facts(system, client.node))
@@ -102,5 +108,7 @@ def gather(client, system_id=None, subset=SUBSETS):
         facts["managers"] = manager_facts(client, path)
     if "firmware" in subset:
         facts["firmware"] = firmware_inventory(client, path)
+    if "logs" in subset:
+        facts["logs"] = log_entries(client, path, log_limit)
     facts["unsupported"] = sorted(k for k, v in facts.items() if v is None)
     return facts

@@ -179,3 +179,43 @@ def test_a_failed_member_of_a_running_job_is_replaced_from_the_hot_tier_then_rep
         assert steps[0] == ("drain", "ok") and ("recycle", "ok") in steps, steps
     finally:
         demo.slurm("scancel", job_id)
+
+
+def _playbook(name, targets, **extravars):
+    """Run one of the collection's playbooks on the lab (as the controller does) -> rc."""
+    from gpufleet import lab_target, playbook_runner
+    _status, rc, _artifacts = playbook_runner.run_playbook(
+        name, lab_target.inventory_path(), "test-%s" % name, var_files=[lab_target.vars_path()], timeout=900,
+        extravars=dict(extravars, gpufleet_targets=",".join(targets)))
+    return rc
+
+
+def test_the_idle_health_check_fails_a_node_with_an_xid_fault_and_passes_a_clean_one(lab, tmp_path):
+    """playbooks/health_check.yml (the gate's health phase) on two idle hot nodes, one with an
+    injected XID: the controller's reading names xid for that one only (docs/day2.md)."""
+    import json
+    _controller(lab)
+    nodes = demo.wait_for("two hot nodes", lambda: _hot()[:2] if len(_hot()) >= 2 else None, 900)
+    sick, clean = nodes
+    gpufleet("lab", "fault", sick, "xid")
+    try:
+        out = tmp_path / "health.json"
+        _playbook("health_check", nodes, gpufleet_health_out=str(out))
+        got = json.loads(out.read_text())
+    finally:
+        gpufleet("lab", "clear-faults", sick)
+    assert got[clean].get("verdict") == "pass", got[clean]
+    assert got[sick].get("verdict") == "fail" and "xid" in got[sick]["failed_checks"], got[sick]
+
+
+def test_the_break_fix_sel_read_writes_entries_or_says_why_not(lab, tmp_path):
+    """playbooks/break_fix.yml against a lab BMC (sushy-tools): a .sel.json with an entry list
+    (sushy may offer no LogServices: then a note says so) and no password in it."""
+    import json
+    node = demo.wait_for("a hot node", lambda: _hot()[:1], 900)[0]
+    assert _playbook("break_fix", [node], gpufleet_report_dir=str(tmp_path)) == 0
+    text = (tmp_path / "break_fix" / ("%s.sel.json" % node)).read_text()
+    got = json.loads(text)
+    assert isinstance(got["entries"], list), got
+    assert got["entries"] or got["notes"], got               # an empty log is never silent
+    assert "password" not in text.lower()

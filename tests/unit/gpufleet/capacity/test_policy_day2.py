@@ -20,6 +20,9 @@ def test_defaults_do_not_change_the_planner_inputs():
     assert (day2.refresh.canaries, day2.refresh.max_canary_failures) == (1, 0)
     assert day2.redfish_interval == 60.0
     assert _day2("{redfish_interval: null}").pools["a100"].day2.redfish_interval is None
+    assert day2.health_interval == 1800.0
+    assert _day2("{health_interval: null}").pools["a100"].day2.health_interval is None
+    assert _day2("{health_interval: 10m}").pools["a100"].day2.health_interval == 600.0
 
 
 @pytest.mark.parametrize("text,budget", [("{budget: 3}", 3), ("{budget: 0}", 0),
@@ -42,6 +45,8 @@ def test_budgets(text, budget):
     ("{on_drain_timeout: cancel}", "pools.a100.day2.on_drain_timeout", "fix:"),
     ("{refresh: {canaries: 0}}", "pools.a100.day2.refresh.canaries", "fix:"),
     ("{redfish_interval: 0s}", "pools.a100.day2", "redfish_interval must be above 0s"),
+    ("{health_interval: 30s}", "pools.a100.day2", "health_interval must be 1m or more"),
+    ("{health_interval: often}", "pools.a100.day2.health_interval", "fix"),
     ("{renewal_reimage: 'yes'}", "pools.a100.day2.renewal_reimage", "true or false"),
 ])
 def test_rejections_name_the_field(text, path, words):

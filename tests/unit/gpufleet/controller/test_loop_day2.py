@@ -152,3 +152,79 @@ def test_the_recycle_peer_comes_from_the_nodes_fabric_set_in_the_inventory(ledge
     recycle = [d for d in records.decisions(ledger) if d["action"] == "recycle"][0]
     assert recycle["demand"]["action"]["peers"] == ["n3"] and "fabric set 'su1'" in recycle["reason"]
     assert runs.calls[1][1]["gpufleet_fabric_peers"] == ["n3"]     # n2 (hot, first by name) is another fabric
+
+
+def test_a_restarted_controller_counts_on_from_the_stored_tracks(ledger, make_reconciler):
+    in_service(ledger)
+    rec, runs, _p = make_reconciler(source=FakeSource(nodes={"n1": NHC}))
+    for _ in range(2):                      # two of the three sightings persistence needs
+        rec.once()
+        rec.drain()
+    assert records.decisions(ledger) == []
+    stored = records.load_tracks(ledger)
+    assert [(k, len(t.seen)) for k, t in stored.items()] == [(("n1", "slurm", "slurm_drain"), 2)]
+    again, runs, _p = make_reconciler(source=FakeSource(nodes={"n1": NHC}), controller_id="ctl-b")
+    again.once()                            # the third sighting, by a new controller: it acts
+    again.drain()
+    assert [(d["action"], d["controller"]) for d in records.decisions(ledger)] == [("drain", "ctl-b")]
+
+
+def test_a_dry_run_stores_no_tracks(ledger, make_reconciler):
+    in_service(ledger)
+    rec, _runs, _p = make_reconciler(source=FakeSource(nodes={"n1": NHC}))
+    rec.once(dry_run=True)
+    assert records.load_tracks(ledger) == {}
+
+
+def test_a_day2_break_fix_reads_the_sel_writes_the_record_and_moves_the_node(ledger, make_reconciler, tmp_path):
+    import json
+    import os
+    from gpufleet.day2.model import Day2Action
+    walk(ledger, "n1", "enrolled", "inspected", "imaging", "failed")
+    record = dict(node="n1", pool="lab", reasons=[[900.0, "slurm slurm_drain: NHC: GPU lost"]],
+                  failed_recycles=[950.0, 990.0], gate_failures=[], bmc_log=[], summary="n1: 2 failed")
+    action = Day2Action("break_fix", "lab", ("n1",), "n1: 2 failed", record=record)
+
+    def read_sel(playbook, extravars, run_id):
+        assert playbook == "break_fix" and extravars["gpufleet_targets"] == "n1"
+        if runs.rc == 0:
+            os.makedirs(str(tmp_path / "break_fix"), exist_ok=True)
+            (tmp_path / "break_fix" / "n1.sel.json").write_text(json.dumps({"entries": [
+                {"created": "2012-03-07T14:45:00Z", "severity": "Critical", "message": "Fan 3 failed"}]}))
+    runs = Runs()
+    runs.checks.append(read_sel)
+    rec, runs, _p = make_reconciler(actions=[action], runs=runs)
+    rec.report_dir = str(tmp_path)
+    rec.once()
+    rec.drain()
+    assert ledger.get("n1")["state"] == "break_fix"
+    why = ledger.history("n1")[-1]["why"]
+    assert "SEL: 1 entry" in why and str(tmp_path / "break_fix" / "n1.json") in why
+    assert json.loads((tmp_path / "break_fix" / "n1.json").read_text())["bmc_log"][0].endswith("Fan 3 failed")
+    assert [d["outcome"] for d in records.decisions(ledger)] == ["ok"]
+
+
+def test_a_failed_sel_read_still_moves_the_node_to_break_fix(ledger, make_reconciler, tmp_path):
+    from gpufleet.day2.model import Day2Action
+    walk(ledger, "n1", "enrolled", "inspected", "imaging", "failed")
+    record = dict(node="n1", pool="lab", reasons=[], failed_recycles=[990.0])
+    rec, runs, _p = make_reconciler(actions=[Day2Action("break_fix", "lab", ("n1",), "n1", record=record)],
+                                    runs=Runs(rc=2))
+    rec.report_dir = str(tmp_path)
+    rec.once()
+    rec.drain()
+    assert ledger.get("n1")["state"] == "break_fix"
+    assert "SEL unreadable: no SEL read at" in ledger.history("n1")[-1]["why"]
+    assert "rc=2" in ledger.history("n1")[-1]["why"]
+
+
+def test_idle_health_check_failures_persist_into_a_drain(ledger, make_reconciler):
+    from gpufleet.day2 import detect
+    in_service(ledger)
+    rec, runs, _p = make_reconciler()
+    rec.health = lambda views, now: detect.health_check_signals("n1", ["xid"], now)
+    for _ in range(3):
+        rec.once()
+        rec.drain()
+    drain, = records.decisions(ledger)
+    assert drain["action"] == "drain" and "idle health check xid failed" in drain["reason"]

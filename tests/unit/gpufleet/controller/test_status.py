@@ -34,7 +34,7 @@ def test_status_shows_each_replacement_with_its_job_failed_node_and_outcome():
     text = render_status(World((), (), (), ()), [], recent, (None, None))
     all_lines = text.splitlines()
     start = next(i for i, l in enumerate(all_lines) if l.startswith("replacements"))
-    end = next(i for i, l in enumerate(all_lines) if l.startswith("in flight"))
+    end = next(i for i, l in enumerate(all_lines) if l.startswith("break_fix"))
     lines = all_lines[start + 1:end]
     assert len(lines) == 2 and "n1" in lines[0] and "-> n3" in lines[0] and lines[0].endswith("ok")
     assert "(none)" in lines[1] and "no hot node" in lines[1]

@@ -19,3 +19,20 @@ def test_gather_subset_choices(monkeypatch, capsys):
     result, failed = run(monkeypatch, capsys, redfish_info,
                          dict(BASE, baseuri="bmc-1", gather_subset=["bogus"]))
     assert failed and "gather_subset" in result["msg"]
+
+
+def test_logs_subset_returns_the_newest_entries_read_only(monkeypatch, capsys):
+    fake = FakeTransport(load_mockup("public-rackmount1"))
+    result, failed = run(monkeypatch, capsys, redfish_info,
+                         dict(BASE, baseuri="bmc-1", gather_subset=["system", "logs"], log_entries=2),
+                         {"bmc-1": fake}, check_mode=True)
+    assert not failed and result["changed"] is False
+    assert [e["id"] for e in result["facts"]["logs"]["entries"]] == ["2", "1"]
+    assert "nics" not in result["facts"] and all(c["method"] == "GET" for c in fake.sent)
+    assert "pw" not in str(result)
+
+
+def test_log_entries_below_one_is_refused(monkeypatch, capsys):
+    result, failed = run(monkeypatch, capsys, redfish_info,
+                         dict(BASE, baseuri="bmc-1", gather_subset=["logs"], log_entries=0))
+    assert failed and "log_entries" in result["msg"]

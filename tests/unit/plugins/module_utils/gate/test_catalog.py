@@ -9,7 +9,7 @@ import yaml
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate import catalog
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.catalog import (
-    CHECKS, KINDS, LOCAL_CHECKS, PHASES, check_spec)
+    CHECKS, GATE_PHASES, HEALTH_CHECKS, KINDS, LOCAL_CHECKS, PHASES, check_spec)
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.phases import plan
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.probes import PROBES, Probe, probe_by_name
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.profile import Threshold
@@ -27,7 +27,9 @@ def test_check_names_are_unique_and_every_fact_is_valid():
         assert spec.phase in PHASES and spec.kind in KINDS, spec.name
         assert spec.unit is None or spec.unit in UNITS or not spec.in_profile, spec.name
         assert isinstance(spec.retryable, bool)
-    assert {spec.phase for spec in CHECKS} == set(PHASES)
+    # every gate phase has checks; health borrows the gpu phase's fast ones
+    assert {spec.phase for spec in CHECKS} == set(GATE_PHASES) == set(PHASES) - {"health"}
+    assert all(check_spec(name).phase == "gpu" for name in HEALTH_CHECKS)
     assert LOCAL_CHECKS == ("image_release", "tpm_quote")
 
 

@@ -105,7 +105,7 @@ def verdicts(outcome):
 
 def test_plan_orders_phases_and_probes_cheapest_first():
     order = [(phase, [p.name for p, _c in probes]) for phase, probes in plan(profile_from_dict(PROFILE, "unit"))]
-    assert [p for p, _probes in order] == list(phases.PHASES)
+    assert [p for p, _probes in order] == list(phases.GATE_PHASES)      # health runs only when chosen
     assert order[0][1] == ["image_release", "firmware"]
     assert order[1][1] == ["nvidia_smi_query", "dmesg", "gpu_burn"]
     assert order[2][1] == ["nvbandwidth_d2d", "nccl_single_node"]
@@ -296,3 +296,36 @@ def test_multi_node_check_without_peers_fails_closed_with_the_fix(tmp_path):
     argv = runner.calls[0][1]
     assert argv[:6] == ["mpirun", "--allow-run-as-root", "-H", "a:8,b:8", "-np", "16"]
     assert argv[6:9] == ["all_reduce_perf", "-b", "1073741824"] and argv[-2:] == ["-g", "1"]
+
+
+HEALTH = dict(PROFILE, checks=dict(PROFILE["checks"], dcgm_diag={
+    "level": 3, "max_failures": 0, "required": ["memory"], "unit": "tests"}),
+    health={"checks": ["xid", "ecc_uncorrectable", "dcgm_diag"]})
+
+
+def test_health_phase_runs_only_its_fast_checks_with_dcgm_level_1(tmp_path):
+    outputs, options = healthy(tmp_path)
+    outputs["dcgm_diag"] = fixture("dcgmi", "4.1-pass-8gpu.txt")
+    outcome, runner, _saved = gate(outputs, options, profile=HEALTH, phases=["health"])
+    assert outcome["verdict"] == "pass", outcome["reason"]
+    assert [p["name"] for p in outcome["phases"]] == ["health"]
+    assert verdicts(outcome) == {"ecc_uncorrectable": "pass", "xid": "pass", "dcgm_diag": "pass"}
+    argv = dict(runner.calls)["dcgm_diag"]
+    assert argv[argv.index("-r") + 1] == "1"
+    assert "gpu_burn" not in dict(runner.calls)           # never a load test on a node in service
+
+
+def test_health_phase_fails_closed_on_a_missing_tool_and_on_a_fault(tmp_path):
+    outputs, options = healthy(tmp_path)
+    outcome, _r, _s = gate(outputs, options, profile=HEALTH, phases=["health"])   # no dcgmi answer
+    assert outcome["verdict"] == "fail" and verdicts(outcome)["dcgm_diag"] == "fail"
+    outputs["dcgm_diag"] = fixture("dcgmi", "4.1-pass-8gpu.txt")
+    outputs["nvidia_smi_query"] = csv(ecc=2)
+    outcome, _r, _s = gate(outputs, options, profile=HEALTH, phases=["health"], run_all=True)
+    assert [r.name for p in outcome["phases"] for r in p["results"] if r.verdict == "fail"] == ["ecc_uncorrectable"]
+
+
+def test_a_profile_without_health_cannot_run_the_health_phase(tmp_path):
+    outputs, options = healthy(tmp_path)
+    with pytest.raises(Exception, match="no health section"):
+        gate(outputs, options, phases=["health"])

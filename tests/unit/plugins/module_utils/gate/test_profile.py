@@ -106,3 +106,37 @@ def test_load_profile_reports_yaml_and_file_errors(tmp_path):
                                          ("4KiB", 4096), ("16g", 17179869184)])
 def test_parse_size(value, size):
     assert parse_size(value) == size
+
+
+def _with_health(section):
+    import copy
+    return profile_from_dict(dict(copy.deepcopy(BASE), health=section), "t")
+
+
+def test_health_section_keeps_the_limits_and_runs_dcgm_at_level_1():
+    built = _with_health({"checks": ["xid", "dcgm_diag"], "dcgm_required": ["software"]})
+    health = built.for_health()
+    assert [name for name, _t in health.checks] == ["xid", "dcgm_diag"]
+    assert health.threshold("xid") == built.threshold("xid")
+    dcgm = health.threshold("dcgm_diag")
+    assert (dcgm.param("level"), dcgm.param("required")) == (1, ("software",))
+    assert built.threshold("dcgm_diag").param("level") == 3          # the full gate is unchanged
+
+
+@pytest.mark.parametrize("section,key,fragment", [
+    ("xid", "health", "not a mapping"),
+    ({"checks": []}, "health.checks", "missing, empty"),
+    ({"checks": ["gpu_burn"]}, "health.checks.gpu_burn", "not a fast check"),
+    ({"checks": ["row_remap_failures"]}, "health.checks.row_remap_failures", "no such check"),
+    ({"checks": ["xid"], "level": 1}, "health.level", "unknown key"),
+    ({"checks": ["dcgm_diag"], "dcgm_required": "software"}, "health.dcgm_required", "not valid"),
+])
+def test_health_section_errors_name_the_key(section, key, fragment):
+    with pytest.raises(ProfileError) as err:
+        _with_health(section)
+    assert key in str(err.value) and fragment in str(err.value)
+
+
+@pytest.mark.parametrize("name", PROFILES)
+def test_every_shipped_profile_has_a_health_section(name):
+    assert load_profile(shipped_path(name)).for_health().checks

@@ -23,6 +23,9 @@ def _fleet(path):
     decisions.record_demand(book, "lab", 1800000000, 8, 16, 8)
     decisions.record_node_sample(book, 1800000000.125, "n1", "idle+drain", "gpufleet: held")
     lease.acquire_lease(book, "capacity", "ctl-a", 30, 1800000000.0)
+    decisions.replace_tracks(book, [dict(node="n1", source="slurm", kind="slurm_drain",
+                                         reason="NHC: GPU lost", first_seen=1800000000.0,
+                                         seen=(1800000000.0,), run_start=1800000000.0)])
     book.close()
     return path
 

@@ -2,7 +2,7 @@
 import sqlite3
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import gang, ledger_admin
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger import Ledger
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger import SCHEMA_VERSION, Ledger
 
 # The schema of collection 0.1.0 (ledger.py, SCHEMA_VERSION = 1), verbatim.
 V1 = """
@@ -38,7 +38,7 @@ def make_v1(path):
 def test_a_version_1_ledger_is_migrated_with_its_records(tmp_path):
     path = make_v1(str(tmp_path / "v1.sqlite"))
     result = ledger_admin.migrate(path)
-    assert result == {"ledger": path, "before": 1, "after": 2, "changed": True}
+    assert result == {"ledger": path, "before": 1, "after": SCHEMA_VERSION, "changed": True}
     book = Ledger(path, clock=lambda: 1800000100.0)
     assert [h["to_state"] for h in book.history("n1")] == ["enrolled", "ready"]
     described = gang.status(book, "g1")

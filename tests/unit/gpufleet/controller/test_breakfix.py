@@ -1,0 +1,72 @@
+"""The break_fix record: gate failures from the last gate report, the SEL the playbook read."""
+import json
+import os
+
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate import report
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.results import CheckResult, failed_closed
+from gpufleet.controller import breakfix
+
+RECORD = dict(node="n1", pool="lab", reasons=[[100.0, "slurm slurm_drain: NHC: GPU lost"]],
+              failed_recycles=[200.0, 300.0], gate_failures=[], bmc_log=[], summary="x")
+
+
+def gate_report(report_dir, node, results, verdict="fail"):
+    outcome = {"verdict": verdict, "failed_phase": "gpu" if verdict == "fail" else None,
+               "failed_check": None, "reason": "r", "duration": 1.0,
+               "phases": [{"name": "gpu", "verdict": verdict, "results": results}]}
+    os.makedirs(os.path.join(report_dir, "gate"), exist_ok=True)
+    with open(os.path.join(report_dir, "gate", "%s.node.json" % node), "w") as handle:
+        json.dump(report.build_report(outcome, {"report_id": "rep-1", "node": node}), handle)
+
+
+def sel(report_dir, node, body):
+    os.makedirs(os.path.join(report_dir, "break_fix"), exist_ok=True)
+    with open(breakfix.sel_path(report_dir, node), "w") as handle:
+        handle.write(body if isinstance(body, str) else json.dumps(body))
+
+
+ENTRY = {"service": "system:Log1", "id": "2", "created": "2012-03-07T14:45:00Z", "severity": "Critical",
+         "message": "Temperature threshold exceeded", "message_id": "0x592E28", "sensor_type": "Temperature"}
+
+
+def test_the_record_carries_failed_checks_and_the_sel(tmp_path):
+    gate_report(str(tmp_path), "n1", [
+        CheckResult("gpu_count", "gpu", 8, 8, "", "pass", "8 GPUs"),
+        failed_closed("xid", "gpu", "XID 79 on GPU 3 (fallen off the bus)"),
+        failed_closed("ecc", "gpu", "dcgmi not found on PATH")])
+    sel(str(tmp_path), "n1", {"entries": [ENTRY], "notes": [], "error": None})
+    done = breakfix.complete(RECORD, str(tmp_path))
+    assert done["gate_failures"] == ["gpu/xid: XID 79 on GPU 3 (fallen off the bus)",
+                                     "gpu/ecc: dcgmi not found on PATH"]
+    assert done["bmc_log"] == ["2012-03-07T14:45:00Z Critical system:Log1 [0x592E28, Temperature] "
+                               "Temperature threshold exceeded"]
+    assert done["reasons"] == [[100.0, "slurm slurm_drain: NHC: GPU lost"]]
+    assert "2 failed recycle(s)" in done["summary"] and "gpu/xid" in done["summary"]
+    assert done["summary"].endswith("SEL: 1 entry")
+    path = breakfix.write(str(tmp_path), done, now=5.0)
+    assert json.load(open(path))["bmc_log"] == done["bmc_log"] and path.endswith("break_fix/n1.json")
+
+
+def test_an_unreadable_bmc_is_named_in_the_record(tmp_path):
+    sel(str(tmp_path), "n1", {"entries": None, "notes": [], "error": "BMC of node n1 did not answer: timeout"})
+    done = breakfix.complete(RECORD, str(tmp_path))
+    assert done["bmc_log"] == [] and done["bmc_log_notes"] == ["SEL unreadable: BMC of node n1 did not answer: timeout"]
+    assert "SEL unreadable: BMC of node n1 did not answer" in done["summary"]
+    assert done["gate_failures"] == ["last gate report: no gate report at %s" % os.path.join(
+        str(tmp_path), "gate", "n1.node.json")]
+
+
+def test_a_read_that_wrote_nothing_or_garbage_is_unreadable_with_the_run_outcome(tmp_path):
+    done = breakfix.complete(RECORD, str(tmp_path), "failed: playbook failed (rc=2)")
+    assert done["bmc_log_notes"][0].startswith("SEL unreadable: no SEL read at ")
+    assert "rc=2" in done["bmc_log_notes"][0]
+    sel(str(tmp_path), "n1", "{not json")
+    assert breakfix.complete(RECORD, str(tmp_path))["bmc_log_notes"][0].startswith("SEL unreadable: SEL read at")
+
+
+def test_a_bmc_without_logs_keeps_its_note_and_a_passed_gate_says_so(tmp_path):
+    sel(str(tmp_path), "n1", {"entries": [], "notes": ["system /redfish/v1/Systems/1 offers no LogServices"]})
+    gate_report(str(tmp_path), "n1", [CheckResult("gpu_count", "gpu", 8, 8, "", "pass", "8 GPUs")], verdict="pass")
+    done = breakfix.complete(RECORD, str(tmp_path))
+    assert done["bmc_log"] == [] and "offers no LogServices" in done["summary"]
+    assert done["gate_failures"] == ["last gate report rep-1 (None) passed"]
