@@ -13,7 +13,7 @@ __metaclass__ = type
 
 __all__ = ["SCHEMA_VERSION", "TABLES", "migrations", "render"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # Every table with its columns (copy and checksums read them in this order) and the
 # columns that order its rows stably (its key).
@@ -32,9 +32,11 @@ TABLES = (
                         "gpus_pending_capacity", "recorded_at"), ("pool", "minute")),
     ("node_samples", ("id", "at", "node", "slurm_state", "reason"), ("id",)),
     ("leases", ("name", "holder", "acquired_at", "renewed_at", "expires_at"), ("name",)),
+    ("rollouts", ("id", "pool", "from_version", "to_version", "from_gate_profile", "gate_profile",
+                  "phase", "canaries", "reason", "who", "created_at", "updated_at"), ("id",)),
 )
 # Tables whose integer id a backend generates (PostgreSQL must move its sequence after a copy).
-IDENTITY_TABLES = ("transitions", "decisions", "node_samples")
+IDENTITY_TABLES = ("transitions", "decisions", "node_samples", "rollouts")
 
 _V1 = (
     """CREATE TABLE IF NOT EXISTS nodes (
@@ -82,7 +84,17 @@ _V2 = (
         renewed_at {real} NOT NULL, expires_at {real} NOT NULL)""",
 )
 
-_MIGRATIONS = ((1, _V1), (2, _V2))
+# Version 3: image / gate-profile rollouts of a pool (gpufleet refresh, docs/day2.md). The
+# rollout's header and phase live here; what happened to each node is in the decision log.
+_V3 = (
+    """CREATE TABLE IF NOT EXISTS rollouts (
+        id {id}, pool TEXT NOT NULL, from_version TEXT NOT NULL, to_version TEXT NOT NULL,
+        from_gate_profile TEXT, gate_profile TEXT, phase TEXT NOT NULL, canaries TEXT NOT NULL,
+        reason TEXT, who TEXT NOT NULL, created_at {real} NOT NULL, updated_at {real} NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS rollouts_pool ON rollouts (pool, id)",
+)
+
+_MIGRATIONS = ((1, _V1), (2, _V2), (3, _V3))
 
 
 def render(statement, dialect):

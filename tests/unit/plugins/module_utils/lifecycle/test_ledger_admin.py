@@ -1,7 +1,7 @@
 """copy (SQLite -> SQLite or PostgreSQL) without loss, and the consistency check."""
 import pytest
 
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import decisions, gang, ledger_admin, lease
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import decisions, gang, ledger_admin, lease, rollouts
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.errors import LedgerError
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger import Ledger
 
@@ -23,6 +23,7 @@ def _fleet(path):
     decisions.record_demand(book, "lab", 1800000000, 8, 16, 8)
     decisions.record_node_sample(book, 1800000000.125, "n1", "idle+drain", "gpufleet: held")
     lease.acquire_lease(book, "capacity", "ctl-a", 30, 1800000000.0)
+    rollouts.set_canaries(book, rollouts.start_rollout(book, "lab", "v1", "v2", "ops", "new image"), ["n1"])
     book.close()
     return path
 

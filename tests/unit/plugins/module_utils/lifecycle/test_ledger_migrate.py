@@ -38,7 +38,7 @@ def make_v1(path):
 def test_a_version_1_ledger_is_migrated_with_its_records(tmp_path):
     path = make_v1(str(tmp_path / "v1.sqlite"))
     result = ledger_admin.migrate(path)
-    assert result == {"ledger": path, "before": 1, "after": 2, "changed": True}
+    assert result == {"ledger": path, "before": 1, "after": 3, "changed": True}
     book = Ledger(path, clock=lambda: 1800000100.0)
     assert [h["to_state"] for h in book.history("n1")] == ["enrolled", "ready"]
     described = gang.status(book, "g1")
