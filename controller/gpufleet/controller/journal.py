@@ -9,6 +9,7 @@ from collections import Counter
 
 from gpufleet.controller import records
 from gpufleet.day2.model import Day2Action
+from gpufleet.day2.rollout_stage import RolloutAction
 
 __all__ = ["demand_summary", "supply_summary", "Journal"]
 
@@ -40,6 +41,11 @@ class Journal:
             # the case book (gpufleet.day2.cases) and a resumed run read these back
             demand["action"].update(day2=True, jobs=list(action.jobs), peers=list(action.peers),
                                     record=action.record)
+        if isinstance(action, RolloutAction):
+            # the rollout book (gpufleet.day2.rollout_book) and a resumed run read these back;
+            # not ``day2``: the repair case book must not take a rollout step for a repair
+            demand["action"].update(rollout=dict(action.rollout), image=dict(action.image),
+                                    peers=list(action.peers))
         return records.record_decision(self.ledger, self.controller_id, action, demand,
                                        supply_summary(nodes, action.pool), at=now)
 
