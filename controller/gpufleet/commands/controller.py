@@ -68,6 +68,8 @@ def build(args, out=None, watch_bmc=True):
                             controller_id, out=out or sys.stdout, spool_dir=spool)
     if watch_bmc:
         reconciler.redfish = _bmc_watch(planning, inventory_path, var_files, reconciler._say)
+    from gpufleet.controller.images import Catalogue
+    reconciler.catalogue = Catalogue(lab_target.merged_vars(var_files))   # rollout/renewal recycles
     return reconciler
 
 
@@ -130,6 +132,8 @@ def cmd_status(args):
     now = reconciler.clock()
     world = reconciler.read_world(now)
     reconciler.day2(world, now)      # operator drains and open day-2 cases (nothing recorded)
+    from gpufleet.controller import rollouts
+    rollouts.read_book(reconciler, world, now, None)    # rollouts in progress and their nodes
     print(status.render_status(world, records.open_decisions(reconciler.ledger),
                                records.decisions(reconciler.ledger, limit=args.last),
                                records.lease_holder(reconciler.ledger, now)))
