@@ -109,9 +109,11 @@ def _advance(work, item):
     what = "rollout %s %s" % (item.rollout_id, item.role) if item.rollout_id is not None else item.role
     extra = {"rollout_id": item.rollout_id, "role": item.role, "version": item.version,
              "gate_profile": item.gate_profile, "back_to": item.back_to}
-    if item.phase == "draining" and work.running.get(item.node):
+    view = work.views.get(item.node)
+    jobs = work.running.get(item.node) or (view.jobs if view is not None else ())
+    if item.phase == "draining" and jobs:
         work.notes.append("%s %s: waiting for job(s) %s to end (a rollout never requeues)"
-                          % (item.node, what, ", ".join(work.running[item.node])))
+                          % (item.node, what, ", ".join(jobs)))
         return
     if item.phase in ("draining", "to_recycle"):
         why = "%s: recycle %s with %s%s" % (what, item.node, item.version,
