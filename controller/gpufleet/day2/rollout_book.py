@@ -11,7 +11,8 @@ Per node, oldest first: a drain (or a recycle of a node that was already failed)
 item; drain ok -> draining; recycle in flight -> recycling, ok -> recycled, failed -> closed
 (the node is failed: the capacity planner retries it); readmit ok -> closed. A failed drain
 closes it too (nothing was moved). Per rollout: each node's gate result on the target (the
-outcome of its last canary or batch recycle) and the nodes it moved and did not roll back.
+outcome of its last canary or batch recycle), the nodes it moved and did not roll back, and
+the failed rollback recycles per node.
 """
 from dataclasses import dataclass, field, replace
 from typing import Dict, FrozenSet, Optional
@@ -43,6 +44,7 @@ class Book:
     items: Dict[str, Item] = field(default_factory=dict)            # open work per node
     results: Dict[int, Dict[str, bool]] = field(default_factory=dict)   # rollout -> node -> passed
     moved: Dict[int, FrozenSet[str]] = field(default_factory=dict)  # rollout -> nodes on its target
+    rollback_failures: Dict[int, Dict[str, int]] = field(default_factory=dict)  # rollout -> node -> count
 
 
 def rollout_of(decision):
@@ -80,7 +82,7 @@ def _step(item, decision):
     return done
 
 
-def _result(results, moved, extra, node, decision):
+def _result(results, moved, failures, extra, node, decision):
     """Gate results and moved nodes of a rollout, from one finished recycle."""
     rid = extra.get("rollout_id")
     if rid is None or decision["action"] != "recycle" or decision["outcome"] is None \
@@ -92,17 +94,19 @@ def _result(results, moved, extra, node, decision):
         moved.setdefault(rid, set()).add(node)      # failed too: it left the previous version
     elif extra["role"] == "rollback" and ok:
         moved.setdefault(rid, set()).discard(node)
+    elif extra["role"] == "rollback":
+        failures.setdefault(rid, {})[node] = failures.get(rid, {}).get(node, 0) + 1
 
 
 def fold(decisions):
     """decisions: the ledger's decision dicts, oldest first -> Book."""
-    items, results, moved = {}, {}, {}
+    items, results, moved, failures = {}, {}, {}, {}
     for decision in decisions:
         extra = rollout_of(decision)
         if extra is None or not decision.get("nodes"):
             continue
         for node in decision["nodes"]:
-            _result(results, moved, extra, node, decision)
+            _result(results, moved, failures, extra, node, decision)
             current = items.get(node)
             if current is None:
                 if decision["action"] not in ("drain", "recycle"):
@@ -113,4 +117,4 @@ def fold(decisions):
                 items.pop(node, None)
             else:
                 items[node] = after
-    return Book(items, results, {rid: frozenset(nodes) for rid, nodes in moved.items()})
+    return Book(items, results, {rid: frozenset(nodes) for rid, nodes in moved.items()}, failures)

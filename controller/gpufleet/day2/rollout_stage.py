@@ -192,10 +192,15 @@ def _settle(work, record, step, items, results):
 def _roll_back(work, record, book, items):
     """Redeploy the previous version on every node the rollout moved, idle ones first."""
     rid, pool = record["id"], record["pool"]
-    left = sorted(book.moved.get(rid, frozenset()) - {i.node for i in items})
+    failures = book.rollback_failures.get(rid, {})
+    limit = work.pools[pool].day2.max_recycles
+    given_up = sorted(n for n in book.moved.get(rid, frozenset()) if failures.get(n, 0) >= limit)
+    left = sorted(book.moved.get(rid, frozenset()) - {i.node for i in items} - set(given_up))
     if not left and not items:
-        work.updates.append(Update(rid, phase="rolled_back", reason="%s back on %s" % (
-            pool, record["from_version"]), expect=("rolling_back",)))
+        why = "%s back on %s" % (pool, record["from_version"])
+        if given_up:
+            why += "; %s failed the rollback %d time(s), left failed for a person" % (", ".join(given_up), limit)
+        work.updates.append(Update(rid, phase="rolled_back", reason=why, expect=("rolling_back",)))
         return
     for node in left:
         view = work.views.get(node)

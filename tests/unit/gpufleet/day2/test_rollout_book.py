@@ -47,3 +47,11 @@ def test_repair_cases_and_steps_without_an_opening_are_not_rollout_work():
 
 def test_a_failed_drain_moved_nothing():
     assert fold([dec(1, "drain", "n1", "failed: scontrol")]).items == {}
+
+
+def test_failed_rollback_recycles_are_counted_per_node():
+    log = [dec(1, "recycle", "n1", "failed: gate", role="canary"),
+           dec(2, "recycle", "n1", "failed: gate", role="rollback", version="v1"),
+           dec(3, "recycle", "n1", "failed: gate", role="rollback", version="v1")]
+    book = fold(log)
+    assert book.rollback_failures == {1: {"n1": 2}} and book.moved[1] == {"n1"}

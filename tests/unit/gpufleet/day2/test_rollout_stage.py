@@ -101,3 +101,14 @@ def test_renewal_waits_while_its_pool_has_a_rollout_and_runs_otherwise():
     passed = decide([], fleet, (), stale, Book(), {}, set(), set(), NOW)
     drain, = passed.actions
     assert drain.rollout["role"] == "renewal" and drain.rollout["rollout_id"] is None and "last gate" in drain.reason
+
+
+def test_a_node_failing_its_rollback_max_recycles_times_is_left_for_a_person():
+    fleet = views({"a": (IDLE, "v2"), "b": (IDLE, "v1")})
+    book = Book(results={7: {"a": False}}, moved={7: frozenset({"a"})}, rollback_failures={7: {"a": 1}})
+    passed = decide([rollout("rolling_back", canaries=["a"])], fleet, (), pool(), book, {}, set(), set(), NOW)
+    assert [a.rollout["role"] for a in passed.actions] == ["rollback"]           # once more (max_recycles 2)
+    book = Book(results={7: {"a": False}}, moved={7: frozenset({"a"})}, rollback_failures={7: {"a": 2}})
+    passed = decide([rollout("rolling_back", canaries=["a"])], fleet, (), pool(), book, {}, set(), set(), NOW)
+    update, = passed.updates
+    assert passed.actions == () and update.phase == "rolled_back" and "left failed for a person" in update.reason
