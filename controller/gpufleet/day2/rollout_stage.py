@@ -255,6 +255,10 @@ def decide(records, views, jobs, pools, book, day2_out, held, busy, now):
         if item.pool in pools:
             _advance(work, item)
     active = [r for r in records if r["pool"] in pools]
+    restore = set()     # failed its gate on the target: the rollout's to restore, not the planner's to retry
+    for record in active:
+        results = book.results.get(record["id"], {})
+        restore |= {n for n in book.moved.get(record["id"], ()) if results.get(n) is False}
     for record in sorted(active, key=lambda r: r["id"]):
         items = [i for i in book.items.values() if i.rollout_id == record["id"]]
         if record["phase"] in ("canary", "batches"):
@@ -264,4 +268,5 @@ def decide(records, views, jobs, pools, book, day2_out, held, busy, now):
         else:
             work.notes.append("rollout %s halted: %s" % (record["id"], record["reason"]))
     _renew(work, {r["pool"] for r in active})
-    return RolloutPass(tuple(work.actions), tuple(work.updates), frozenset(work.held), tuple(work.notes))
+    return RolloutPass(tuple(work.actions), tuple(work.updates), frozenset(work.held | restore),
+                       tuple(work.notes))

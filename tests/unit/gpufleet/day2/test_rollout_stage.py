@@ -112,3 +112,11 @@ def test_a_node_failing_its_rollback_max_recycles_times_is_left_for_a_person():
     passed = decide([rollout("rolling_back", canaries=["a"])], fleet, (), pool(), book, {}, set(), set(), NOW)
     update, = passed.updates
     assert passed.actions == () and update.phase == "rolled_back" and "left failed for a person" in update.reason
+
+
+def test_a_canary_that_failed_its_gate_is_held_from_the_planner_while_the_rollout_is_open():
+    fleet = views({"a": (IDLE, "v2"), "b": (IDLE, "v1")})
+    book = Book(results={7: {"a": False}}, moved={7: frozenset({"a"})})
+    passed = decide([rollout("rolling_back", canaries=["a"])], fleet, (), pool(), book, {}, set(), set(), NOW)
+    assert "a" in passed.claimed and "b" not in passed.claimed
+    assert "a" not in decide([], fleet, (), pool(), book, {}, set(), set(), NOW).claimed
