@@ -22,6 +22,7 @@ from typing import Optional, Tuple
 
 from gpufleet.capacity.model import UNAVAILABLE
 from gpufleet.day2 import budget, renewal
+from gpufleet.day2.model import Day2Action
 from gpufleet.day2.refresh import Rollout, plan_refresh
 from gpufleet.day2.stage import IN_SERVICE, _peer_pick, _running_on
 
@@ -29,24 +30,14 @@ __all__ = ["RolloutAction", "RolloutPass", "Update", "decide", "label", "out_by_
 
 
 @dataclass(frozen=True)
-class RolloutAction:
-    """A rollout or renewal step as the controller records and runs it. The first nine
-    fields are the capacity planner's ``Action`` fields (the journal and the actuator read
-    those); ``rollout`` is the extra the book folds back; ``image`` the image variables the
-    recycle installs (filled by the loop from the image catalogue)."""
-    kind: str                      # drain | recycle | readmit
-    pool: str
-    nodes: Tuple[str, ...]
-    reason: str
-    job_id: Optional[str] = None
-    gang_id: Optional[str] = None
-    replaces: Optional[str] = None
-    target_tier: Optional[str] = None
-    deadline_at: Optional[float] = None
+class RolloutAction(Day2Action):
+    """A rollout or renewal step (kind drain, recycle or readmit) as the controller records and
+    runs it: a day-2 action's fields (``peers``, ``blocked``; ``jobs`` and ``record`` unused)
+    plus ``rollout``, the extra the book folds back, and ``image``, the image variables the
+    recycle installs (filled by the loop from the image catalogue). Recorded as ``rollout``,
+    not ``day2``: the repair case book never sees it."""
     rollout: dict = field(default_factory=dict)
     image: dict = field(default_factory=dict)
-    peers: Tuple[str, ...] = ()
-    blocked: str = ""
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from tests.unit.plugins.module_utils.lifecycle.test_ledger_migrate import make_v
 def test_migrate_copy_check_round_trip(capsys, tmp_path, ledger_url):  # noqa: F811  pylint: disable=redefined-outer-name
     src = make_v1(str(tmp_path / "v1.sqlite"))
     assert cli_main.main(["ledger", "migrate", src]) == 0
-    assert "from version 1 to 2" in capsys.readouterr().out
+    assert "from version 1 to 3" in capsys.readouterr().out
     assert cli_main.main(["ledger", "copy", src, ledger_url, "--json"]) == 0
     copied = json.loads(capsys.readouterr().out)
     assert copied["tables"]["transitions"]["rows"] == 2
