@@ -103,11 +103,31 @@ class Controller:
         return self.proc.returncode if self.proc else None
 
 
-def sbatch(nodes, name):
-    """Submit a job whose ranks print host and start time; returns its id."""
+def sbatch(nodes, name, sleep=3):
+    """Submit a job whose ranks print host and start time, then sleep; returns its id."""
     out = slurm("sbatch", "-N%d" % nodes, "-J", name, "--chdir=/tmp", "--output=/tmp/gpufleet-%j.out",
-                "--wrap", "srun bash -c 'echo rank $SLURMD_NODENAME $(date +%s.%N)'; sleep 3")
+                "--wrap", "srun bash -c 'echo rank $SLURMD_NODENAME $(date +%%s.%%N)'; sleep %d" % sleep)
     return out.split()[-1]
+
+
+def fault_on_a_cold_member(job_id, submit, timeout=900):
+    """Inject a gate fault on the first gang member the controller brings up for ``job_id``
+    (its gate runs minutes later); None when the job starts without a bring-up."""
+    def first_bringup():
+        if job(job_id)["start"]:
+            return "started"
+        led = ledger()
+        try:
+            rows = records.decisions(led, since=submit - 1)
+        finally:
+            led.close()
+        found = sorted((d["id"], d["nodes"][0]) for d in rows if d["action"] == "bringup" and d["job"] == job_id)
+        return found[0][1] if found else None
+    member = wait_for("a bring-up for job %s" % job_id, first_bringup, timeout, poll=0.5)
+    if member == "started":
+        return None
+    sh([GPUFLEET, "lab", "fault", member, "faulty_gpu"])
+    return member
 
 
 def _epoch(text):
@@ -190,25 +210,25 @@ def run_demo(say=print, idle_timeout=900):
         say("controller started (pid %d); every node cold: %s" % (controller.proc.pid, states() or "nothing enrolled"))
         wait_for("the hot floor (2 hot nodes)", lambda: count("hot") >= 2, 1500)
         say("hot floor filled after %.0f s: %s" % (time.time() - t0, states()))
-        two = sbatch(2, "two")
+        # -N2 runs on while -N4 waits, so the gang needs nodes beyond the hot floor
+        two = sbatch(2, "two", sleep=3600)
         wait_for("job %s to start" % two, lambda: job(two)["start"], 300, poll=0.5)
         info = job(two)
         report[two] = timeline(two, info)
         say("job %s (-N2) started %.1f s after submit on %s" % (two, info["start"] - info["submit"], info["nodes"]))
-        wait_for("job %s to end" % two, lambda: job(two)["state"] in ("COMPLETED", "FAILED", "GONE"), 300)
-        cold = sorted(n for n in _inventory() if states().get(n) in (None, "enrolled", "inspected"))
-        faulty = cold[0] if cold else None
-        if faulty:
-            sh([GPUFLEET, "lab", "fault", faulty, "faulty_gpu"])
-            say("gate fault injected on %s (faulty_gpu)" % faulty)
         four = sbatch(4, "four")
+        faulty = fault_on_a_cold_member(four, job(four)["submit"])
+        say("gate fault injected on %s (faulty_gpu), a member the controller brings up" % faulty if faulty else
+            "job %s started without a bring-up: no member to inject a gate fault into" % four)
         wait_for("job %s to start" % four, lambda: job(four)["start"], 2400, poll=1)
+        slurm("scancel", two)
         info = job(four)
         ranks = wait_for("the ranks' output", lambda: _try(rank_starts, four, info["batch_host"]), 120)
         report[four] = timeline(four, info)
         report[four]["rank_starts"] = ranks
         report[four]["rank_spread_s"] = round(max(ranks.values()) - min(ranks.values()), 3)
         report[four]["faulty"] = faulty
+        report[four]["substitutions"] = [d for d in report[four]["decisions"] if " substitute " in d]
         say("job %s (-N4) started %.1f s after submit on %s; ranks within %.3f s" % (
             four, info["start"] - info["submit"], info["nodes"], report[four]["rank_spread_s"]))
         wait_for("idle nodes parked", lambda: count("parked") >= 1, idle_timeout, poll=5)

@@ -9,6 +9,7 @@ PACKAGES=(
   docker.io debootstrap packer
   fio iperf3 rdma-core perftest swtpm tpm2-tools minisign shellcheck
   chromium
+  gcc libc6-dev   # the lab's boot-time simulation (lab/hwsim/boottime)
 )
 missing=()
 for p in "${PACKAGES[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p"); done

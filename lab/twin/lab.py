@@ -16,7 +16,7 @@ import time
 import requests
 import yaml
 
-from lab.twin import powersave
+from lab.twin import boottime, powersave
 from lab.twin import secrets as lab_secrets
 from lab.twin.docker import Docker
 from lab.twin.errors import LabError
@@ -271,6 +271,9 @@ def up(cfg, bmc_only=False, log=print):
     if not os.path.isdir(cfg.path("hwsim")):
         write_models(cfg)
     os.makedirs(cfg.artifacts_root, exist_ok=True)
+    # node containers preload it; a lab starts with it passing the kernel's uptime through
+    boottime.build(cfg)
+    boottime.disable(cfg)
     _start_manager(cfg, config_path)
     log("node manager: hooks %s, artifacts %s" % (cfg.hook_url, cfg.artifact_url))
     key = _start_slurm(cfg, docker)

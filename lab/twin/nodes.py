@@ -16,6 +16,7 @@ import json
 import os
 import time
 
+from lab.twin import boottime
 from lab.twin.errors import LabError
 
 __all__ = ["NodeManager", "NodeStore"]
@@ -132,6 +133,10 @@ class NodeManager:
         cfg = self.cfg
         hwsim_root = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "hwsim")
         return ["run", "-d", "--name", cfg.container(node), "--hostname", node,
+                # LAB SIMULATION (lab/twin/boottime.py): once enabled, the container's start is
+                # the node's boot (a pass-through until then)
+                "-v", "%s:%s:ro" % (boottime.directory(cfg), boottime.MOUNT),
+                "-e", "LD_PRELOAD=%s/%s" % (boottime.MOUNT, boottime.LIBRARY),
                 "--network", cfg.docker["network"], "--network-alias", node,
                 "--label", self.docker.LABEL, "--label", "gpufleet-lab.node=" + node,
                 "-v", "%s:/opt/gpufleet-lab-hwsim:ro" % hwsim_root,

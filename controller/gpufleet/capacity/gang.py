@@ -151,6 +151,10 @@ def advance(run, pool, gang, job):
     if run.now >= gang.deadline_at:
         return _rollback(run, pool, gang, members, f"{why}: gang deadline passed with "
                          f"{sum(1 for _, n in members if n and n.tier == HOT)} of {gang.size} hot")
+    if troubles and not run.policy.pools[pool].gang_substitution:
+        trouble = "; ".join(t for _, t in troubles)
+        return _rollback(run, pool, gang, members, f"{why}: {trouble}; substitution is off "
+                         f"(gang_substitution: false)")
     if troubles and not _substitute(run, pool, gang, troubles, why, version):
         trouble = "; ".join(t for _, t in troubles)
         return _rollback(run, pool, gang, members, f"{why}: {trouble}; not enough spares "

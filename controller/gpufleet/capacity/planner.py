@@ -98,9 +98,14 @@ def _break_fix(run, name):
 
 def _gangs(run, name, supply, jobs, waiting):
     formed = set()
+    # An admission or rollback under way decides the gang: while admit runs, Slurm already
+    # runs the job (so it is no longer pending) before the ledger records the members joined;
+    # judging the gang then would roll back the gang that is starting.
+    deciding = {a.gang_id for a in supply.in_flight if a.kind in ("admit", "rollback") and a.gang_id}
     for gang in sorted((g for g in supply.gangs if g.pool == name), key=lambda g: g.gang_id):
         formed.add(gang.job_id)
-        advance(run, name, gang, waiting.get(gang.job_id))
+        if gang.gang_id not in deciding:
+            advance(run, name, gang, waiting.get(gang.job_id))
     view = run.views[name]
     view.idle_claimed = min(view.count(IDLE), len(_singles(jobs)))
     for job in jobs:

@@ -225,6 +225,9 @@ class Pool(_Strict):
     ceilings: TierCeilings = TierCeilings()
     max_concurrent_bringups: int = Field(default=4, strict=True, ge=1)
     gang_deadline: Duration = 3600.0
+    # false: a member in trouble rolls the whole gang back at once (what Slurm's power saving
+    # and Cluster Autoscaler do); kept to compare against substitution in the lab and simulator
+    gang_substitution: bool = Field(default=True, strict=True)
     idle_time: Duration = 900.0
     park_to: Literal["auto", "hot", "warm"] = "auto"
     gate_validity: Duration = 7 * 86400.0

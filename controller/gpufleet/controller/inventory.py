@@ -1,4 +1,5 @@
-"""The rack inventory as the controller needs it: every host, its groups and its SKU.
+"""The rack inventory as the controller needs it: every host, its groups, its SKU and where
+it sits on the fabric (rack, fabric set).
 
 Read once per process with ``ansible-inventory --list`` (the collection's rack plugin does
 the work), so a node the ledger never saw still counts as cold supply of its pool.
@@ -13,7 +14,7 @@ from gpufleet.controller.demand import run_command
 from gpufleet.controller.errors import ControllerError, SchedulerOutputError
 from gpufleet.playbook_runner import runner_env
 
-__all__ = ["Host", "parse_inventory", "load_inventory"]
+__all__ = ["Host", "parse_inventory", "load_inventory", "fabric_places"]
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,8 @@ class Host:
     sku: str = ""
     features: Tuple[str, ...] = ()
     image_version: str = ""
+    rack: str = ""          # gpufleet_rack (the rack plugin sets it)
+    fabric_set: str = ""    # gpufleet_fabric_set; "" = the pool is the fabric set (docs/day2.md)
 
 
 def _plain(value):
@@ -30,6 +33,18 @@ def _plain(value):
     if isinstance(value, dict) and "__ansible_unsafe" in value:
         return value["__ansible_unsafe"]
     return value
+
+
+def _label(hostvars, key, host):
+    """A host variable that names a place (rack, fabric set): text or a number, else refused."""
+    value = _plain(hostvars.get(key))
+    if value is None:
+        return ""
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise ControllerError("Host %s: %s is %r (a %s); it must be a name such as 'su1'. Fix the "
+                              "inventory (rack description host_vars or group_vars)."
+                              % (host, key, value, type(value).__name__))
+    return str(value)
 
 
 def parse_inventory(text):
@@ -51,8 +66,15 @@ def parse_inventory(text):
         hosts[name] = Host(name=name, groups=tuple(sorted(groups.get(name, ()))),
                            sku=str(_plain(hv.get("gpufleet_sku")) or ""),
                            features=tuple(_plain(f) for f in hv.get("gpufleet_features") or ()),
-                           image_version=str(_plain(hv.get("gpufleet_image_version")) or ""))
+                           image_version=str(_plain(hv.get("gpufleet_image_version")) or ""),
+                           rack=_label(hv, "gpufleet_rack", name),
+                           fabric_set=_label(hv, "gpufleet_fabric_set", name))
     return hosts
+
+
+def fabric_places(hosts):
+    """{host: (fabric set, rack)} for the day-2 stage's fabric peers (gpufleet.day2.stage)."""
+    return {name: (getattr(h, "fabric_set", ""), getattr(h, "rack", "")) for name, h in hosts.items()}
 
 
 def load_inventory(path, timeout=120.0) -> Dict[str, Host]:

@@ -9,7 +9,7 @@ import time
 from dataclasses import replace
 
 from gpufleet.capacity.model import UNAVAILABLE
-from gpufleet.controller import records, rollouts, spool, supply
+from gpufleet.controller import inventory, records, rollouts, spool, supply
 from gpufleet.controller.errors import ControllerError, LeaseHeld
 from gpufleet.controller.journal import Journal
 from gpufleet.controller.launch import Launcher
@@ -115,7 +115,8 @@ class Reconciler:
                 for name, node in sorted(self._slurm_nodes.items())]
         signals = self.redfish(world.nodes, now) if self.redfish else ()
         world.day2 = stage.decide(rows, world.nodes, world.raw, self.planning.pools(), self._tracks, world.cases,
-                                  self.actuator.busy_nodes(), now, extra_signals=signals, also_out=also_out)
+                                  self.actuator.busy_nodes(), now, extra_signals=signals,
+                                  fabric=inventory.fabric_places(self.hosts), also_out=also_out)
         if commit:
             self._tracks = world.day2.tracks
         for note in world.day2.notes:
@@ -283,7 +284,8 @@ def action_of(decision):
             image=dict(extra.get("image") or {}), peers=tuple(extra.get("peers") or ()))
     if extra.get("day2") and decision["action"] in DAY2_KINDS:
         return Day2Action(kind=decision["action"], pool=decision["pool"], nodes=tuple(decision["nodes"] or ()),
-                          reason=decision["reason"], target_tier=extra.get("target_tier"),
+                          reason=decision["reason"], job_id=decision.get("job"), replaces=extra.get("replaces"),
+                          target_tier=extra.get("target_tier"),
                           jobs=tuple(extra.get("jobs") or ()), peers=tuple(extra.get("peers") or ()),
                           record=extra.get("record"))
     return Action(kind=decision["action"], pool=decision["pool"], nodes=tuple(decision["nodes"] or ()),

@@ -8,7 +8,7 @@ decided, before its actions are recorded, and returns the actions to record.
 """
 from dataclasses import replace
 
-from gpufleet.controller import records
+from gpufleet.controller import inventory, records
 from gpufleet.controller.errors import ControllerError
 from gpufleet.day2 import rollout_book, rollout_stage
 from gpufleet.day2.cases import NOT_STARTED
@@ -60,7 +60,8 @@ def plan(reconciler, world, now, book):
     """Sets ``world.rollout``: the stage's pass after the repair stage, recycles with their image
     variables; a step not started for the same reason as last time is said once, not recorded."""
     passed = rollout_stage.decide(world.rollouts, world.nodes, world.raw, reconciler.planning.pools(), book,
-                                  day2_out(world), world.day2.claimed, reconciler.actuator.busy_nodes(), now)
+                                  day2_out(world), world.day2.claimed, reconciler.actuator.busy_nodes(), now,
+                                  fabric=inventory.fabric_places(reconciler.hosts))
     actions = []
     for action in passed.actions:
         action = _with_image(action, reconciler.catalogue)

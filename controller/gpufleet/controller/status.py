@@ -67,6 +67,20 @@ def rollout_lines(rows, book):
     return lines
 
 
+def _replacements(recent):
+    """Day-2 "replace, then repair" among the decisions shown: which hot node went to which job
+    in place of which failed node, and whether it is schedulable yet (or why none was)."""
+    found = [d for d in recent if d["action"] == "resume"
+             and ((d.get("demand") or {}).get("action") or {}).get("day2")]
+    lines = ["replacements (failed member of a running job -> hot node): %s" % ("none" if not found else "")]
+    for d in found:
+        failed = d["demand"]["action"].get("replaces") or "-"
+        lines.append("  %s job %-8s %-20s -> %-20s %s" % (_when(d["at"]), d.get("job") or "-", failed,
+                                                         ",".join(d["nodes"] or []) or "(none)",
+                                                         d["outcome"] or "in flight"))
+    return lines
+
+
 def render_status(world, in_flight, recent, holder):
     lines = ["lease: %s" % ("held by %s until %s" % (holder[0], _when(holder[1])) if holder[0] else "free")]
     lines += _pools(world.nodes, world.jobs)
@@ -76,6 +90,7 @@ def render_status(world, in_flight, recent, holder):
     rows = getattr(world, "rollouts", None) or []
     lines.append("rollouts in progress: %s" % ("none" if not rows else ""))
     lines += rollout_lines(rows, getattr(world, "rollout_book", None))
+    lines += _replacements(recent)
     lines.append("in flight: %s" % (", ".join("%s %s %s" % (d["id"], d["action"], ",".join(d["nodes"] or []))
                                               for d in in_flight) or "nothing"))
     lines.append("last decisions:")

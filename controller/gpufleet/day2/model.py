@@ -51,8 +51,10 @@ class Detection:
     ours: Tuple[str, ...] = ()
 
 
-# What the day-2 stage asks the controller to do; each is one recorded decision.
-DAY2_KINDS = ("drain", "requeue", "recycle", "readmit", "break_fix")
+# What the day-2 stage asks the controller to do; each is one recorded decision. resume: a hot
+# node replacing a failed member of a running multi-node job (job_id: the job, replaces: the
+# failed node), run as the capacity planner's resume is.
+DAY2_KINDS = ("drain", "requeue", "recycle", "readmit", "break_fix", "resume")
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,10 @@ log, gpufleet.day2.cases), the nodes with a machine action in flight, extra sign
 and the clock -> the day-2 actions, the new tracks, the operator drains left alone and the
 nodes day-2 holds (the capacity planner must not count them as supply).
 
+"Replace, then repair": in the pass that starts the drain of a node running a multi-node job,
+a hot node of the same pool is resumed for that job (``resume``) and the failed node follows
+the normal drain -> recycle path behind it.
+
 Only nodes in service (ledger ``joined`` or ``hot``) are watched: a node being brought up,
 parked or already failed is the capacity planner's. A hot node is held drained by us, so a
 drain without a reason there is our hold, not an operator's.
@@ -32,7 +36,8 @@ class Day2Pass:
     actions: Tuple[Day2Action, ...] = ()
     tracks: Dict = field(default_factory=dict)
     operator: Tuple[OperatorDrain, ...] = ()
-    claimed: frozenset = frozenset()     # open cases, drains started now, operator drains
+    claimed: frozenset = frozenset()     # open cases, drains started now, operator drains,
+    #                                      hot nodes resumed now as replacements
     notes: Tuple[str, ...] = ()          # waits and holds, in words for the log
 
 
@@ -78,22 +83,54 @@ def _target_tier(node, pool, views, claimed, rules):
     return "joined"
 
 
-def _peer_pick(node, pool, views, claimed, busy, rules, now):
-    nodes = [peers.PeerNode(v.node, v.pool, "", v.tier if v.node not in claimed or v.node == node
-                            else UNAVAILABLE,
+def _fabric_of(node, pool, fabric):
+    """(fabric set, rack) of a node: the inventory's ``gpufleet_fabric_set`` (default: the
+    pool, one rack description being one fabric) and ``gpufleet_rack``."""
+    fabric_set, rack = (fabric or {}).get(node) or ("", "")
+    return fabric_set or "pool:%s" % pool, rack or ""
+
+
+def _peer_pick(node, pool, views, claimed, busy, rules, now, fabric):
+    nodes = [peers.PeerNode(v.node, *_fabric_of(v.node, pool, fabric),
+                            v.tier if v.node not in claimed or v.node == node else UNAVAILABLE,
                             gate_valid(v.gate_passed_at, rules.gate_validity, now), v.jobs)
              for v in views.values() if v.pool == pool]
     return peers.pick_peers(node, nodes, count=1, exclude=set(busy) | set(claimed))
 
 
-def _case_action(open_case, step, views, claimed, busy, rules, now):
+def _replacements(failed, jobs, views, claimed, busy):
+    """"Replace, then repair" for the nodes whose drain starts now -> (actions, spares taken).
+
+    A spare is a hot node of the failed node's pool (repair.replacements never crosses pools)
+    that nothing else holds: no day-2 claim, no action in flight, no gang reserving it. It is
+    resumed (the ``resume`` kind: playbooks/admit.yml) so Slurm can place the job again when it
+    is requeued; no spare -> a ``resume`` recorded as not started, with the reason, once (the
+    drain starts once per case) and nothing run."""
+    if not failed:
+        return [], set()
+    spares = [v for v in views.values() if v.state == "hot" and v.gang_id is None
+              and v.node not in claimed and v.node not in busy]
+    steps = repair.replacements(set(failed), jobs, spares + [views[n] for n in failed])
+    actions, taken = [], set()
+    for step in steps:
+        if step.kind == "replace":
+            taken.add(step.replacement)
+            actions.append(Day2Action("resume", step.pool, (step.replacement,), step.reason,
+                                      job_id=step.job_id, replaces=step.node))
+        else:
+            actions.append(Day2Action("resume", step.pool, (), step.reason, job_id=step.job_id,
+                                      replaces=step.node, blocked=step.reason))
+    return actions, taken
+
+
+def _case_action(open_case, step, views, claimed, busy, rules, now, fabric=None):
     case = open_case.case
     if step.kind == "requeue":
         return Day2Action("requeue", case.pool, (case.node,), step.reason, jobs=step.jobs)
     if step.kind == "drain":
         return Day2Action("drain", case.pool, (case.node,), step.reason)
     if step.kind == "recycle":
-        pick = _peer_pick(case.node, case.pool, views, claimed, busy, rules, now)
+        pick = _peer_pick(case.node, case.pool, views, claimed, busy, rules, now, fabric)
         if not pick.ok:
             return Day2Action("recycle", case.pool, (case.node,), step.reason,
                               blocked="too few fabric peers: %s" % pick.reason)
@@ -110,12 +147,13 @@ def _case_action(open_case, step, views, claimed, busy, rules, now):
 
 
 def decide(rows, views, jobs, pools, tracks, cases, busy, now, extra_signals=(),
-           checker_prefixes=(), also_out=None):
+           checker_prefixes=(), fabric=None, also_out=None):
     """rows: (node, state, reason, reason_time) from Slurm; views: NodeViews; jobs: Jobs;
     pools: {pool: capacity Pool policy}; tracks: the last pass's persistence state; cases:
     {node: OpenCase}; busy: nodes with a machine action in flight; extra_signals: Signals
-    from elsewhere (Redfish); also_out: {pool: nodes out for rollout or renewal work}, spent
-    from the same budget (gpufleet.day2.rollout_stage). -> Day2Pass."""
+    from elsewhere (Redfish); fabric: {node: (fabric set, rack)} from the inventory (missing:
+    the pool is the fabric set); also_out: {pool: nodes out for rollout or renewal work},
+    spent from the same budget (gpufleet.day2.rollout_stage). -> Day2Pass."""
     views = {v.node: v for v in views if v.pool in pools}
     cases = {n: c for n, c in cases.items() if c.case.pool in pools}
     found = detect.slurm_signals(list(_watched_rows(rows, views, cases)), now, checker_prefixes)
@@ -134,13 +172,17 @@ def decide(rows, views, jobs, pools, tracks, cases, busy, now, extra_signals=(),
         out_now[open_case.case.pool] = out_now.get(open_case.case.pool, 0) + 1
     sizes = {p: sum(1 for v in views.values() if v.pool == p) for p in pools}
     chosen = budget.select(candidates, {p: r.day2.budget for p, r in pools.items()}, sizes, out_now)
-    actions, notes = [], ["held %s: %s" % (c.node, reason) for c, reason in chosen.held]
-    for cand in chosen.start:
-        actions.append(Day2Action("drain", cand.pool, (cand.node,),
-                                  "; ".join(why[cand.node]), jobs=running.get(cand.node, ())))
+    notes = ["held %s: %s" % (c.node, reason) for c, reason in chosen.held]
     # Day-2 holds its cases; a node a person drained is no supply for the planner either (a
     # resume would undo the person's drain).
     claimed = set(cases) | {c.node for c in chosen.start} | {o.node for o in found.operator}
+    # replacements first: the job waits on them, the failed node's repair does not
+    actions, spares = _replacements([c.node for c in chosen.start], jobs, views, claimed, busy)
+    notes += ["%s: %s" % (a.replaces, a.blocked) for a in actions if a.blocked]
+    claimed |= spares
+    for cand in chosen.start:
+        actions.append(Day2Action("drain", cand.pool, (cand.node,),
+                                  "; ".join(why[cand.node]), jobs=running.get(cand.node, ())))
     for node, open_case in sorted(cases.items()):
         if open_case.in_flight or node in busy:
             continue
@@ -148,7 +190,7 @@ def decide(rows, views, jobs, pools, tracks, cases, busy, now, extra_signals=(),
         case = replace(open_case.case, jobs=running.get(node, ()))
         target = _target_tier(node, case.pool, views, claimed, rules)
         step = repair.next_step(case, rules.day2, now, target)
-        action = _case_action(open_case, step, views, claimed, busy, rules, now)
+        action = _case_action(open_case, step, views, claimed, busy, rules, now, fabric)
         if action is None:
             notes.append("%s %s: %s" % (node, case.phase, step.reason))
         elif action.blocked and "%s %s" % (NOT_STARTED, action.blocked) == open_case.not_started:

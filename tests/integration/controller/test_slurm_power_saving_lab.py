@@ -18,8 +18,9 @@ import os
 import pytest
 
 from lab import controller_demo as demo
-from lab.twin import powersave
-from tests.integration.controller.steps import LAB_MARKS, decisions, power_state
+from lab.twin import boottime, powersave
+from lab.twin import config as lab_config
+from tests.integration.controller.steps import LAB_MARKS, decisions, power_state, start_controller
 
 # Opt-in (GPUFLEET_POWER_SAVING_LAB=1): in two lab runs slurmctld called SuspendProgram and
 # the controller parked the node without a drain; the test then could not read the node back
@@ -55,11 +56,19 @@ def _idle_joined():
 
 @pytest.fixture(scope="module")
 def power_saving(lab):
+    # LAB SIMULATION of a reboot (lab/twin/boottime.py): a node container reports the host's
+    # boot time, older than Slurm's resume request, so slurmctld would wait for that node to
+    # boot until ResumeTimeout; a real machine reboots on power-on. From here a node's uptime
+    # counts from its container's start.
+    boottime.enable(lab_config.load(None))
+    if lab["controller"] is None:   # this module alone: a controller of its own
+        lab["controller"] = start_controller()
     demo.slurm("sh", "-c", "cat >> /etc/slurm/slurm.conf <<'EOF'\n%s\nEOF" % POWER_SAVING)
     demo.slurm("scontrol", "reconfigure")
     config = demo.slurm("scontrol", "show", "config")
     assert "gpufleet-slurm-resume" in config and "SuspendTime             = 86400" in config, config
-    return lab
+    yield lab
+    boottime.disable(lab_config.load(None))
 
 
 def test_slurm_suspends_a_node_and_the_controller_parks_it_without_a_drain(power_saving):

@@ -27,7 +27,9 @@ pytestmark = [pytest.mark.integration]
 PLAYBOOK = os.path.join(ROOT, "tests", "integration", "faults", "playbooks", "gang_admit.yml")
 MEMBERS = ["gn1", "gn2"]
 BRINGUP = ["enrolled", "inspected", "imaging", "configuring", "validating", "ready"]
-# One script answers as scontrol, srun and scancel (by the name it is called with).
+# One script answers as scontrol, srun, scancel, sinfo and squeue (by the name it is called
+# with). sinfo lists as held the members never resumed or drained again; squeue knows no job
+# (every JOB@EPOCH reservation belongs to an ended job).
 FAKE = r"""#!/bin/bash
 state=$FAKESLURM_STATE; me=$(basename "$0"); echo "$me $*" >> "$state/calls"
 down() { [[ -f $state/ctld_down ]] && { n=$(cat "$state/ctld_down"); [[ $n == forever ]] && return 0;
@@ -36,7 +38,16 @@ if down; then echo "slurm_load_ctl_conf error: Unable to contact slurm controlle
 case "$me $1" in
   "scontrol ping") echo "Slurmctld(primary) at ctl is UP" ;;
   "scontrol update") nodes=${2#NodeName=}; for n in ${nodes//,/ }; do echo "${3#State=}" > "$state/node.$n"; done ;;
-  "scontrol show") [[ -f $state/resv.$3 ]] ;;
+  "scontrol show") if [[ ${3:-} == -o ]]; then
+                     for f in "$state"/resv.*; do [[ -e $f ]] && echo "ReservationName=${f##*/resv.} Nodes=x"; done
+                     exit 0
+                   fi
+                   [[ -f $state/resv.$3 ]] ;;
+  "sinfo "*) while [[ $# -gt 0 && $1 != -n ]]; do shift; done
+             for n in ${2//,/ }; do
+               s=$(cat "$state/node.$n" 2>/dev/null || echo DRAIN); [[ $s == RESUME ]] || echo "$n"
+             done ;;
+  "squeue "*) exit 0 ;;
   "scontrol create") name=${3#ReservationName=}; touch "$state/resv.$name"
                      if [[ -f $state/down_after_create ]]; then mv "$state/down_after_create" "$state/ctld_down"; fi ;;
   "scontrol delete") rm "$state/resv.${2#ReservationName=}" ;;
@@ -49,7 +60,8 @@ esac
 
 
 def _fake_slurm(tmp_path):
-    bindir, state = slurm_stubs.install(tmp_path, ("scontrol", "srun", "scancel"), lambda _name: FAKE)
+    bindir, state = slurm_stubs.install(tmp_path, ("scontrol", "srun", "scancel", "sinfo", "squeue"),
+                                        lambda _name: FAKE)
     return str(bindir), str(state)
 
 
@@ -122,3 +134,12 @@ def test_an_admission_without_faults_keeps_the_reservation(tmp_path):
     run = _admit(tmp_path, "g-ok")
     assert run["rc"] == 0 and run["status"] == "admitted", run["out"]
     assert run["reservations"] == ["g-ok"] and run["slurm_nodes"] == {"gn1": "RESUME", "gn2": "RESUME"}
+
+
+def test_a_retry_after_the_members_were_resumed_resumes_nothing_twice_and_admits(tmp_path):
+    """A killed earlier run left the reservation and the members resumed: RESUME of an idle
+    node is refused by Slurm, so the old task failed on every retry and rolled the gang back."""
+    run = _admit(tmp_path, "g-again", **{"resv.g-again": "", "node.gn1": "RESUME", "node.gn2": "RESUME"})
+    assert run["rc"] == 0 and run["status"] == "admitted", run["out"]
+    assert "State=RESUME" not in run["calls"] and "create reservation" not in run["calls"]
+    assert run["reservations"] == ["g-again"] and run["members"] == {"gn1": "joined", "gn2": "joined"}

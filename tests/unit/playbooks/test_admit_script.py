@@ -1,13 +1,18 @@
-"""The gang admission script of playbooks/admit.yml run against a stand-in Slurm (scontrol,
-sinfo, squeue as small scripts on PATH that log every call and answer from a state folder).
+"""playbooks/files/admit_members.sh, the admission script of playbooks/admit.yml (the
+controller's resume and gang admission) and playbooks/tasks/gang_admit.yml (gang.yml), run
+with the arguments each playbook passes against a stand-in Slurm (scontrol, sinfo, squeue as
+small scripts on PATH that log every call and answer from a state folder).
 
-The lab found it failing for good: a stale gang reservation of an ended job overlapped the
-new one, the first attempt left the job held and the members resumed, and every retry then
-failed on RESUME of an idle node. These cases pin the repair down."""
+The lab found admit.yml failing for good: a stale gang reservation of an ended job overlapped
+the new one, the first attempt left the job held and the members resumed, and every retry then
+failed on RESUME of an idle node. gang_admit.yml resumed every member unconditionally the same
+way. These cases pin the repair down for both callers."""
 import os
 import re
+import shlex
 import subprocess
 
+import jinja2
 import pytest
 import yaml
 
@@ -15,6 +20,7 @@ from tests import slurm_stubs
 from tests.helpers import ROOT
 
 GANG, JOB, NODES = "7@1800000000", "7", "n1,n2"
+SCRIPT = os.path.join(ROOT, "playbooks", "files", "admit_members.sh")
 
 STUB = r"""#!/bin/bash
 # stand-in for Slurm's {name}: logs the call, answers from $SLURM_STATE
@@ -48,16 +54,40 @@ esac
 """
 
 
-def _script(gang=GANG):
-    with open(os.path.join(ROOT, "playbooks", "admit.yml")) as handle:
-        play = yaml.safe_load(handle)[0]
-    task = next(t for t in play["tasks"] if t["name"].startswith("Reserve the members"))
-    text = task["ansible.builtin.shell"]
-    for expr, value in (("gpufleet_nodes_csv | quote", NODES), ("gpufleet_gang_id | default('') | quote", gang),
-                        ("gpufleet_admit_job | default('') | quote", JOB)):
-        text = text.replace("{{ %s }}" % expr, value)
-    assert "{{" not in text, text
-    return text
+def _task(path, name_start):
+    """The task running the script in a playbook or task file (blocks searched too)."""
+    with open(os.path.join(ROOT, path)) as handle:
+        doc = yaml.safe_load(handle)
+    todo = [t for play in doc for t in play.get("tasks", [play])]
+    while todo:
+        task = todo.pop(0)
+        todo.extend(task.get("block", []) + task.get("rescue", []))
+        if task.get("name", "").startswith(name_start):
+            return task
+    raise AssertionError("no task %r in %s" % (name_start, path))
+
+
+def _args(path, name_start, **variables):
+    """The arguments the playbook passes to the script, its Jinja rendered with ``variables``;
+    the path it names must resolve, from the task file's directory, to the one script."""
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined)
+    env.filters["quote"] = lambda value: shlex.quote(str(value))
+    cmd = _task(path, name_start)["ansible.builtin.script"]["cmd"]
+    words = shlex.split(env.from_string(cmd).render(**variables))
+    assert os.path.normpath(os.path.join(ROOT, os.path.dirname(path), words[0])) == SCRIPT, words[0]
+    return words[1:]
+
+
+def admit_args(gang=GANG, job=JOB):
+    """What playbooks/admit.yml passes (the controller: a gang with its job, or neither)."""
+    return _args("playbooks/admit.yml", "Reserve the members", gpufleet_nodes_csv=NODES,
+                 gpufleet_gang_id=gang, gpufleet_admit_job=job)
+
+
+def gang_args(users="alice"):
+    """What playbooks/tasks/gang_admit.yml (gang.yml) passes: a gang a person named, no job."""
+    return _args("playbooks/tasks/gang_admit.yml", "Reserve every member", gpufleet_members=["n1", "n2"],
+                 gpufleet_gang_id="train-42", gpufleet_gang_users=users)
 
 
 @pytest.fixture
@@ -65,9 +95,10 @@ def slurm(tmp_path):
     bin_dir, state = slurm_stubs.install(tmp_path, ("scontrol", "sinfo", "squeue"),
                                          lambda name: STUB.replace("{name}", name))
 
-    def run(gang=GANG):
+    def run(args=None):
         env = dict(os.environ, PATH="%s:%s" % (bin_dir, os.environ["PATH"]), SLURM_STATE=str(state))
-        proc = subprocess.run(["bash", "-c", _script(gang)], env=env, capture_output=True, text=True, timeout=30)
+        proc = subprocess.run(["bash", SCRIPT] + (admit_args() if args is None else args), env=env,
+                              capture_output=True, text=True, timeout=30)
         calls = (state / "calls").read_text().splitlines() if (state / "calls").exists() else []
         return proc, calls
     return state, run
@@ -131,7 +162,52 @@ def test_a_refused_reservation_drains_the_members_again_and_releases_the_job(slu
 def test_a_plain_resume_also_frees_its_nodes_from_a_stale_gang_reservation(slurm):
     state, run = slurm
     _given(state, held_members="n1\n", reservations="ReservationName=1@1700000000 Nodes=n1\n")
-    proc, calls = run(gang="''")
+    proc, calls = run(admit_args(gang="", job=""))
     assert proc.returncode == 0, proc.stderr
     assert _mutations(calls) == ["scontrol delete ReservationName=1@1700000000",
                                  "scontrol update NodeName=n1 State=RESUME"]
+
+
+def test_the_playbooks_pass_what_the_script_expects():
+    assert admit_args() == ["n1,n2", GANG, JOB, ""]
+    assert admit_args(gang="", job="") == ["n1,n2", "", "", ""]
+    assert gang_args() == ["n1,n2", "train-42", "", "alice"]
+
+
+def test_a_gang_of_gang_yml_is_reserved_for_its_users_then_resumed_with_no_job_and_no_purge(slurm):
+    state, run = slurm
+    _given(state, held_members="n1\nn2\n")
+    proc, calls = run(gang_args())
+    assert proc.returncode == 0, proc.stderr
+    assert _mutations(calls) == [
+        "scontrol create reservation ReservationName=train-42 Nodes=n1,n2 StartTime=now Duration=UNLIMITED "
+        "Users=alice Flags=IGNORE_JOBS",
+        "scontrol update NodeName=n1,n2 State=RESUME"]
+
+
+def test_a_gang_yml_retry_after_a_partial_run_resumes_nothing_twice(slurm):
+    state, run = slurm
+    _given(state, reservations="ReservationName=train-42 Nodes=n1,n2\n")   # no held member left
+    proc, calls = run(gang_args())
+    assert proc.returncode == 0, proc.stderr
+    assert _mutations(calls) == []
+
+
+def test_a_gang_yml_admission_frees_its_members_from_a_stale_controller_reservation(slurm):
+    state, run = slurm
+    _given(state, held_members="n1,n2\n", reservations="ReservationName=1@1700000000 Nodes=n1\n")
+    proc, calls = run(gang_args())
+    assert proc.returncode == 0, proc.stderr
+    assert _mutations(calls)[0] == "scontrol delete ReservationName=1@1700000000"
+
+
+def test_a_gang_yml_refused_reservation_drains_again_only_the_members_it_resumed(slurm):
+    state, run = slurm
+    _given(state, held_members="n2\n", refuse_reservation="")          # n1 idle already
+    proc, calls = run(gang_args())
+    assert proc.returncode != 0
+    create = ("scontrol create reservation ReservationName=train-42 Nodes=n1,n2 StartTime=now "
+              "Duration=UNLIMITED Users=alice Flags=IGNORE_JOBS")
+    assert _mutations(calls) == [create, "scontrol update NodeName=n2 State=RESUME", create,   # refused twice
+                                 "scontrol update NodeName=n2 State=DRAIN "
+                                 "Reason=gpufleet:admission of train-42 failed; held again"]

@@ -4,6 +4,7 @@ from dataclasses import replace
 import pytest
 
 from gpufleet.capacity.gangbook import fold
+from gpufleet.capacity.model import Action
 from gpufleet.capacity.model import (COLD, HOT, IDLE, PROVISIONING, UNAVAILABLE, WARM,
                                      GangMember)
 
@@ -98,6 +99,30 @@ def test_substitute_a_member_in_trouble(name, bad, spares, expected, spare):
     sub = result.actions[0]
     assert (sub.nodes, sub.replaces, sub.gang_id) == ((spare,), "m2", "g")
     assert "admit" not in kinds(result)
+
+
+@pytest.mark.parametrize("state", ["RUNNING", "PENDING"])
+def test_a_gang_whose_admission_is_under_way_is_left_to_it(state):
+    # lab run: admit.yml had resumed the members and Slurm ran the job, the ledger still said
+    # hot; the next pass rolled the starting gang back ("no longer pending")
+    members = _members(3)
+    jobs = [job(1, size=3, state=state)]
+    admitting = Action(kind="admit", pool="p", nodes=tuple(n.node for n in members), reason="in flight",
+                       gang_id="g", job_id="1")
+    result = run(POLICY, members, jobs, in_flight=[admitting],
+                 gangs=[gang("g", 1, [n.node for n in members], deadline_at=NOW - 1)])
+    assert result.actions == ()
+
+
+def test_substitution_off_rolls_back_although_a_spare_is_hot():
+    policy = make_policy(gang_deadline="30m", estimates={"warm": "5m", "cold": "20m"},
+                         gang_substitution=False)
+    members = (node("m0", HOT), node("m1", HOT), node("m2", UNAVAILABLE, consecutive_failures=1))
+    gangs = [gang("g", 1, ["m0", "m1", "m2"], deadline_at=NOW + 1500)]
+    result = run(policy, members + nodes(HOT, 1), [job(1, size=3)], gangs=gangs)
+    assert kinds(result) == ["rollback"]
+    assert "substitution is off" in result.actions[0].reason
+    assert result.actions[0].nodes == ("m0", "m1")
 
 
 def test_rollback_when_no_spare_can_make_the_deadline():

@@ -99,3 +99,56 @@ def test_a_day2_decision_left_in_flight_is_resumed_with_its_peers(ledger, make_r
     assert rec.converge() == [decision_id]
     rec.drain()
     assert runs.calls[0][0] == "recycle" and runs.calls[0][1]["gpufleet_fabric_peers"] == ["n2"]
+
+
+def _job_on_n1_and_n2(ledger, hot=("n3",)):
+    from gpufleet.capacity.model import Job
+    for node in ("n1", "n2"):
+        walk(ledger, node, "enrolled", "inspected", "imaging", "configuring", "validating", "ready", "hot", "joined")
+    for node in hot:
+        walk(ledger, node, "enrolled", "inspected", "imaging", "configuring", "validating", "ready", "hot")
+    job = Job("7", 2, partition="batch", state="RUNNING", nodes_assigned=("n1", "n2"))
+    return FakeSource(jobs=(job,), nodes={"n1": SlurmNode("n1", "MIXED", ("DRAIN",), reason="NHC: check_gpu failed")})
+
+
+def test_a_failed_member_of_a_running_job_is_replaced_by_a_hot_node_resumed_in_the_same_pass(ledger, make_reconciler):
+    rec, runs, planning = make_reconciler(source=_job_on_n1_and_n2(ledger))
+    for _ in range(3):                      # default persistence: 3 sightings
+        rec.once()
+        rec.drain()
+    resume, drain = records.decisions(ledger)
+    assert (resume["action"], resume["nodes"], resume["job"], resume["outcome"]) == ("resume", ["n3"], "7", "ok")
+    assert resume["demand"]["action"]["replaces"] == "n1" and resume["demand"]["action"]["day2"]
+    assert "job 7 lost n1" in resume["reason"] and "n3" in resume["reason"]
+    assert (drain["action"], drain["nodes"]) == ("drain", ["n1"])
+    playbook, extra, _ = runs.calls[0]      # started first: the job waits on it
+    assert playbook == "admit" and extra["gpufleet_admit_nodes"] == ["n3"] and extra["gpufleet_admit_job"] == "7"
+    assert ledger.get("n3")["state"] == "joined"
+    again = action_of(resume)
+    assert (again.kind, again.job_id, again.replaces) == ("resume", "7", "n1")   # a restart resumes it as it was
+
+
+def test_no_hot_node_for_the_replacement_is_recorded_once_and_nothing_resumed(ledger, make_reconciler):
+    rec, runs, _p = make_reconciler(source=_job_on_n1_and_n2(ledger, hot=()))
+    for _ in range(5):
+        rec.once()
+        rec.drain()
+    kinds = [(d["action"], d["nodes"], d["outcome"]) for d in records.decisions(ledger)]
+    assert kinds == [("resume", [], "not started: job 7 lost n1; no hot node in pool 'lab' to replace it"),
+                     ("drain", ["n1"], "ok")], kinds
+    assert [c[0] for c in runs.calls] == ["drain"]
+
+
+def test_the_recycle_peer_comes_from_the_nodes_fabric_set_in_the_inventory(ledger, make_reconciler):
+    from gpufleet.controller.inventory import Host
+    in_service(ledger)
+    walk(ledger, "n3", "enrolled", "inspected", "imaging", "configuring", "validating", "ready", "hot")
+    rec, runs, _p = make_reconciler(source=FakeSource(nodes={"n1": NHC}))
+    rec.hosts = {n: Host(name=n, groups=("sku_lab",), sku="lab", rack="r1", fabric_set=s)
+                 for n, s in (("n1", "su1"), ("n2", "su2"), ("n3", "su1"))}
+    for _ in range(4):
+        rec.once()
+        rec.drain()
+    recycle = [d for d in records.decisions(ledger) if d["action"] == "recycle"][0]
+    assert recycle["demand"]["action"]["peers"] == ["n3"] and "fabric set 'su1'" in recycle["reason"]
+    assert runs.calls[1][1]["gpufleet_fabric_peers"] == ["n3"]     # n2 (hot, first by name) is another fabric

@@ -36,3 +36,25 @@ def test_status_shows_a_rollout_in_progress_with_its_canaries_results_and_nodes_
     assert "rollout 4 pool lab: v1 -> v2, phase batches since 1970-01-01 00:00:00 (canaries passed)" in text
     assert "canaries: n1; passed: n1; failed: n2; on the new version: 2; out now: n3 recycling (in flight)" in text
     assert "rollouts in progress: none" in render_status(World((), (), (), ()), [], [], (None, None))
+
+
+def test_status_shows_each_replacement_with_its_job_failed_node_and_outcome():
+    def resume(nodes, outcome, replaces="n1"):
+        return {"id": 1, "at": 0.0, "pool": "lab", "action": "resume", "nodes": nodes, "job": "7",
+                "outcome": outcome, "reason": "job 7 lost n1",
+                "demand": {"action": {"day2": True, "replaces": replaces}}}
+    planner = dict(resume(["n4"], "ok"), job=None, demand={"action": {"replaces": None}})
+    recent = [resume(["n3"], "ok"), resume([], "not started: job 7 lost n1; no hot node in pool 'lab'"), planner]
+    text = render_status(World((), (), (), ()), [], recent, (None, None))
+    all_lines = text.splitlines()
+    start = next(i for i, l in enumerate(all_lines) if l.startswith("replacements"))
+    end = next(i for i, l in enumerate(all_lines) if l.startswith("in flight"))
+    lines = all_lines[start + 1:end]
+    assert len(lines) == 2 and "n1" in lines[0] and "-> n3" in lines[0] and lines[0].endswith("ok")
+    assert "(none)" in lines[1] and "no hot node" in lines[1]
+    assert "n4" not in "".join(lines)                     # the planner's own resume is not a replacement
+
+
+def test_status_says_no_replacements_when_there_are_none():
+    text = render_status(World((), (), (), ()), [], [], (None, None))
+    assert "replacements (failed member of a running job -> hot node): none" in text

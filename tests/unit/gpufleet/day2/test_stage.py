@@ -118,3 +118,90 @@ def test_signals_of_a_node_under_our_own_action_are_not_counted():
     off = [Signal("n2", "redfish", "power_off", "powered Off while the ledger says on", NOW)]
     first = run([NHC], signals=off, busy={"n1", "n2"})
     assert first.tracks == {}
+
+
+# "Replace, then repair": n1 runs multi-node job 7 with n5 when NHC drains it.
+JOB7 = (Job("7", 2, state="RUNNING", nodes_assigned=("n1", "n5")),)
+BUSY_VIEWS = (view("n1", tier="busy", jobs=("7",)), view("n5", tier="busy", jobs=("7",)),
+              view("n2", "hot", "hot"), view("n3", "hot", "hot"), view("n4", "parked", "warm"))
+
+
+def detected(views=BUSY_VIEWS, jobs=JOB7, pools=None, busy=(), rows=(NHC,)):
+    first = run(list(rows), views=views, jobs=jobs, pools=pools, busy=busy)
+    return run(list(rows), tracks=first.tracks, views=views, jobs=jobs, pools=pools, busy=busy, now=NOW + 10)
+
+
+def test_a_failed_member_of_a_running_multi_node_job_is_replaced_from_the_hot_tier_in_the_same_pass():
+    result = detected()
+    resume, drain = result.actions
+    assert (resume.kind, resume.nodes, resume.job_id, resume.replaces) == ("resume", ("n2",), "7", "n1")
+    assert "job 7" in resume.reason and "n1" in resume.reason and not resume.blocked
+    assert (drain.kind, drain.nodes, drain.jobs) == ("drain", ("n1",), ("7",))   # repair goes on behind it
+    assert {"n1", "n2"} <= result.claimed          # the planner must not resume or park n2 as well
+
+
+def test_no_replacement_for_a_single_node_job_or_a_node_running_nothing():
+    single = (Job("8", 1, state="RUNNING", nodes_assigned=("n1",)),)
+    assert [a.kind for a in detected(jobs=single).actions] == ["drain"]
+    assert [a.kind for a in detected(jobs=()).actions] == ["drain"]
+
+
+def test_a_replacement_never_comes_from_another_pool_a_gang_or_a_node_already_in_use():
+    from gpufleet.capacity.model import NodeView
+    other = NodeView(node="m1", pool="other", tier="hot", state="hot", gate_passed_at=NOW - 60)
+    gang = NodeView(node="n2", pool="lab", tier="hot", state="hot", gate_passed_at=NOW - 60, gang_id="9@1")
+    views = BUSY_VIEWS[:2] + (other, gang, view("n3", "hot", "hot"), view("n4", "parked", "warm"))
+    pools = dict(pool(), other=pool()["lab"])
+    resume = detected(views=views, pools=pools, busy={"n3"}).actions[0]
+    assert resume.nodes == () and resume.blocked            # m1: other pool, n2: gang, n3: in flight
+
+
+def test_no_hot_node_is_a_wait_recorded_once_with_the_reason_and_nothing_resumed():
+    views = BUSY_VIEWS[:2] + (view("n4", "parked", "warm"),)
+    result = detected(views=views)
+    wait, drain = result.actions
+    assert wait.kind == "resume" and wait.nodes == () and (wait.job_id, wait.replaces) == ("7", "n1")
+    assert wait.blocked.startswith("job 7 lost n1; no hot node in pool 'lab'")
+    assert drain.kind == "drain" and any("no hot node" in n for n in result.notes)
+    # the next pass has the case open (drain recorded): no second replacement, no second wait
+    cases = {"n1": OpenCase(Case("n1", "lab", "draining", NOW + 10))}
+    later = run([NHC], views=views, jobs=JOB7, cases=cases, now=NOW + 20)
+    assert [a.kind for a in later.actions] == []
+
+
+def test_a_node_held_back_by_the_budget_gets_no_replacement_until_its_drain_starts():
+    rows = (NHC, ("n5", "DOWN", "Not responding", None))     # n5 (down) is more severe: it goes first
+    result = detected(rows=rows)
+    assert [(a.kind, a.nodes) for a in result.actions] == [("resume", ("n2",)), ("drain", ("n5",))]
+    assert result.actions[0].replaces == "n5"
+
+
+# Fabric sets: the inventory's gpufleet_fabric_set / gpufleet_rack (stage's `fabric` input).
+LONE = {"n1": OpenCase(Case("n1", "lab", "draining", NOW - 5))}
+FABRIC_VIEWS = (view("n1", "draining", "unavailable"), view("n2", "hot", "hot"), view("n3", "hot", "hot"),
+                view("n4", "joined", "idle"))
+
+
+def recycle_peers(fabric):
+    action, = decide([], FABRIC_VIEWS, (), pool(), {}, LONE, set(), NOW, fabric=fabric).actions
+    return action
+
+
+def test_a_lone_node_is_revalidated_with_a_peer_of_its_own_fabric_set_same_rack_first():
+    fabric = {"n1": ("su1", "r2"), "n2": ("su2", "r2"), "n3": ("su1", "r1"), "n4": ("su1", "r2")}
+    assert recycle_peers(fabric).peers == ("n3",)            # hot before idle, n2 is another fabric
+    fabric["n3"] = ("su1", "r9")
+    fabric["n4"] = ("su1", "r9")
+    fabric["n2"] = ("su1", "r2")
+    assert recycle_peers(fabric).peers == ("n2",)            # same rack first among the hot ones
+
+
+def test_a_fabric_set_without_a_free_known_good_peer_blocks_the_recycle_and_names_the_set():
+    fabric = {"n1": ("su1", "r1"), "n2": ("su2", "r1"), "n3": ("su2", "r1"), "n4": ("su2", "r1")}
+    action = recycle_peers(fabric)
+    assert action.peers == () and "fabric set 'su1'" in action.blocked
+
+
+def test_without_fabric_sets_the_pool_is_the_fabric_set():
+    action = recycle_peers(None)
+    assert action.peers == ("n2",) and "fabric set 'pool:lab'" in action.reason
