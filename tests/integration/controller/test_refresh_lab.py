@@ -84,7 +84,7 @@ def test_a_failing_canary_halts_the_refresh_and_leaves_every_other_node_on_the_o
     assert {v for n, v in before.items() if demo.states().get(n) in ("hot", "joined")} == {OLD}, before
     started = _refresh("start", "--pool", "lab", "--image-version", NEW)
     assert "lab -> %s" % NEW in started.stdout, started.stdout
-    rollout = demo.wait_for("the canary chosen", lambda: (_rollout() or {}).get("canaries") and _rollout(), 300,
+    rollout = demo.wait_for("the canary chosen", lambda: (_rollout() or {}).get("canaries") and _rollout(), ROLLOUT_S,
                             poll=1)
     canary, = rollout["canaries"]
     gpufleet("lab", "fault", canary, "faulty_gpu")
