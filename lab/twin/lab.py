@@ -224,6 +224,10 @@ def playbook_vars(cfg, munge_key):
         "gpufleet_image_url": cfg.media_url("lab"),
         "gpufleet_image_public_key": cfg.image_public_key,
         "gpufleet_image_manifest": os.path.join(cfg.artifacts_root, "lab", "manifest.json"),
+        # the image catalogue (gpufleet.controller.images): where `gpufleet lab publish --version V`
+        # puts V, for rollouts (`gpufleet refresh`) and renewals
+        "gpufleet_image_manifest_template": os.path.join(cfg.artifacts_root, "{version}", "manifest.json"),
+        "gpufleet_image_url_template": cfg.media_url("{version}"),
         "gpufleet_gate_path_dirs": ["/opt/gpufleet-lab-hwsim/bin"],
         "gpufleet_slurm_controller_host": cfg.slurm["container"],
         # where `gpufleet slurm resume|suspend|resume-fail` leave requests (lab/twin/powersave.py)

@@ -14,8 +14,8 @@ version_added: 0.1.0
 description:
   - Returns the current lifecycle record of every node (or a selection), optionally the
     full transition history, a gang with its members' states, the ledger's consistency
-    problems, the capacity controller's latest decisions, a pool's demand history and who
-    holds a lease.
+    problems, the capacity controller's latest decisions, a pool's demand history, who
+    holds a lease and the image / gate-profile rollouts (C(gpufleet refresh)).
   - Read-only; never creates or changes a record.
 author:
   - gpufleet.baremetal developers (@gpufleet)
@@ -54,6 +54,9 @@ options:
   lease:
     description: Also return who holds this lease (for example C(capacity)) and until when.
     type: str
+  rollouts:
+    description: Also return the rollouts of this pool (C(gpufleet refresh)), oldest first.
+    type: str
 notes:
   - A missing SQLite ledger file is an error (nothing was ever recorded there); nothing is created.
 seealso:
@@ -76,6 +79,15 @@ EXAMPLES = r"""
   environment:
     GPUFLEET_LEDGER_PASSWORD: "{{ vault_gpufleet_ledger_password }}"
   register: gpufleet_audit
+
+- name: Wait until the image rollout of pool gpu is finished
+  gpufleet.baremetal.ledger_info:
+    ledger: /var/lib/gpufleet/ledger.sqlite
+    rollouts: gpu
+  register: gpufleet_rollouts
+  until: (gpufleet_rollouts.rollouts | last).phase in ['done', 'rolled_back']
+  retries: 120
+  delay: 60
 
 - name: Show nodes that failed
   ansible.builtin.debug:
@@ -130,6 +142,13 @@ lease:
   description: The lease's name, holder and expires_at (epoch seconds); holder null when free or expired.
   returned: when O(lease) is set
   type: dict
+rollouts:
+  description:
+    - Rollouts of O(rollouts), oldest first (id, pool, from_version, to_version,
+      from_gate_profile, gate_profile, phase, canaries, reason, who, created_at, updated_at).
+  returned: when O(rollouts) is set
+  type: list
+  elements: dict
 """
 
 from ansible.module_utils.basic import AnsibleModule
@@ -150,13 +169,14 @@ def main():
             decisions=dict(type="int", default=0),
             demand_pool=dict(type="str"),
             lease=dict(type="str"),
+            rollouts=dict(type="str"),
         ),
         supports_check_mode=True)
     params = module.params
     try:
         book = open_ledger(module, read_only=True)
         result = info.read(book, **dict((k, params[k]) for k in (
-            "nodes", "sku", "history", "gang_id", "check", "decisions", "demand_pool", "lease")))
+            "nodes", "sku", "history", "gang_id", "check", "decisions", "demand_pool", "lease", "rollouts")))
     except GpufleetError as exc:
         module.fail_json(**exc.to_fail_kwargs())
     module.exit_json(**result)

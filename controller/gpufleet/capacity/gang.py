@@ -20,17 +20,44 @@ def _estimate(settings, tier):
     return {HOT: 0.0, WARM: settings.estimates.warm}.get(tier, settings.estimates.cold)
 
 
-def _pick(run, pool, count, deadline):
+# Tiers whose nodes keep the image they run (a wake does not reimage); a cold node is imaged
+# by its bring-up, so its recorded image says nothing yet.
+_KEEPS_IMAGE = (HOT, WARM)
+
+
+def _image(view, name):
+    node = view.nodes.get(name)
+    return node.image_version if node is not None and node.tier in _KEEPS_IMAGE else None
+
+
+def _version_for(view, tiers):
+    """The image a new gang runs: the one most free hot (then warm) nodes run, by name on a
+    tie; None when no such node records one. One job never spans two image versions."""
+    counts = {}
+    for rank, tier in enumerate(t for t in (HOT, WARM) if t in tiers):
+        for name in view.free.get(tier, ()):
+            version = _image(view, name)
+            if version is not None:
+                counts.setdefault(version, [0, 0])[rank] -= 1
+    return min(counts, key=lambda v: (counts[v], v)) if counts else None
+
+
+def _pick(run, pool, count, deadline, version=None):
     """Take ``count`` free nodes, fastest tier first, only from tiers that can be hot by
-    ``deadline``; None (nothing taken) when the pool cannot supply them all."""
+    ``deadline`` and, among hot and warm nodes, only those on one image version (``version``,
+    else the one most of them run); None (nothing taken) when the pool cannot supply them all."""
     view, settings = run.views[pool], run.policy.pools[pool]
     tiers = [HOT] + [t for t in (WARM, COLD) if run.now + _estimate(settings, t) <= deadline]
-    if sum(view.count(t) for t in tiers) < count:
+    version = version or _version_for(view, tiers)
+
+    def fits(name):
+        return version is None or _image(view, name) in (None, version)
+    if sum(view.count_where(t, fits) for t in tiers) < count:
         return None
     picked = []
     for tier in tiers:
-        while len(picked) < count and view.count(tier):
-            picked.append((view.take(tier), tier))
+        while len(picked) < count and view.count_where(tier, fits):
+            picked.append((view.take(tier, fits), tier))
     return picked
 
 
@@ -84,12 +111,24 @@ def form(run, pool, job):
                 "validated: admitting them together", gang_id=gang_id, job_id=job.job_id)
 
 
-def _trouble(run, member, node):
+def _gang_version(members):
+    """The image most of the gang's hot and warm members run (by name on a tie), or None."""
+    counts = {}
+    for _m, node in members:
+        if node is not None and node.tier in _KEEPS_IMAGE and node.image_version is not None:
+            counts[node.image_version] = counts.get(node.image_version, 0) + 1
+    return min(counts, key=lambda v: (-counts[v], v)) if counts else None
+
+
+def _trouble(run, member, node, version=None):
     """Why a member must be replaced, or None while it is fine."""
     if node is None:
         return f"{member.node} is no longer in the pool"
     if node.tier == UNAVAILABLE:
         return f"{member.node} is {node.state}"
+    if version and node.tier in _KEEPS_IMAGE and node.image_version not in (None, version):
+        return (f"{member.node} runs image {node.image_version}, the gang runs {version} "
+                "(one job never spans two image versions)")
     if node.tier != HOT and run.now > member.deadline_at:
         return f"{member.node} missed its own deadline by {ago(run.now - member.deadline_at)}"
     return None
@@ -102,7 +141,8 @@ def advance(run, pool, gang, job):
     why = f"gang {gang.gang_id} (job {gang.job_id}, {gang.size} nodes)"
     if job is None:
         return _rollback(run, pool, gang, members, f"{why}: the job is no longer pending")
-    troubles = [(m, _trouble(run, m, n)) for m, n in members]
+    version = _gang_version(members)
+    troubles = [(m, _trouble(run, m, n, version)) for m, n in members]
     troubles = [(m, t) for m, t in troubles if t]
     if not troubles and all(n.tier == HOT for _, n in members):
         return run.add("admit", pool, tuple(m.node for m in gang.members),
@@ -115,7 +155,7 @@ def advance(run, pool, gang, job):
         trouble = "; ".join(t for _, t in troubles)
         return _rollback(run, pool, gang, members, f"{why}: {trouble}; substitution is off "
                          f"(gang_substitution: false)")
-    if troubles and not _substitute(run, pool, gang, troubles, why):
+    if troubles and not _substitute(run, pool, gang, troubles, why, version):
         trouble = "; ".join(t for _, t in troubles)
         return _rollback(run, pool, gang, members, f"{why}: {trouble}; not enough spares "
                          f"(needs {len(troubles)}) can be hot before the gang deadline")
@@ -124,9 +164,9 @@ def advance(run, pool, gang, job):
     return None
 
 
-def _substitute(run, pool, gang, troubles, why):
+def _substitute(run, pool, gang, troubles, why, version=None):
     """Replace every member in trouble, or none (then the caller rolls back)."""
-    picked = _pick(run, pool, len(troubles), gang.deadline_at)
+    picked = _pick(run, pool, len(troubles), gang.deadline_at, version)
     if picked is None:
         return False
     settings = run.policy.pools[pool]

@@ -34,10 +34,17 @@ class PoolView:
     def count(self, tier):
         return len(self.free.get(tier, ()))
 
-    def take(self, tier):
-        """Remove and return the first free node of ``tier`` (deterministic: name order)."""
+    def take(self, tier, where=None):
+        """Remove and return the first free node of ``tier`` (deterministic: name order), or
+        with ``where(name)`` the first one it accepts."""
         names = self.free.get(tier)
-        return names.pop(0) if names else None
+        for index, name in enumerate(names or ()):
+            if where is None or where(name):
+                return names.pop(index)
+        return None
+
+    def count_where(self, tier, where):
+        return sum(1 for name in self.free.get(tier, ()) if where(name))
 
     def startable(self):
         """True when a free node could still be woken or brought up (limits aside)."""

@@ -85,6 +85,8 @@ def build(args, out=None, watch_bmc=True):
     if watch_bmc:
         reconciler.redfish = _watch("bmc", planning, inventory_path, var_files, reconciler._say)
         reconciler.health = _watch("health", planning, inventory_path, var_files, reconciler._say)
+    from gpufleet.controller.images import Catalogue
+    reconciler.catalogue = Catalogue(lab_target.merged_vars(var_files))   # rollout/renewal recycles
     return reconciler
 
 
@@ -147,6 +149,8 @@ def cmd_status(args):
     now = reconciler.clock()
     world = reconciler.read_world(now)
     reconciler.day2(world, now)      # operator drains and open day-2 cases (nothing recorded)
+    from gpufleet.controller import rollouts
+    rollouts.read_book(reconciler, world, now, None)    # rollouts in progress and their nodes
     print(status.render_status(world, records.open_decisions(reconciler.ledger),
                                records.decisions(reconciler.ledger, limit=args.last),
                                records.lease_holder(reconciler.ledger, now),

@@ -134,7 +134,7 @@ def _base_image_id(image):
 
 
 def cmd_build(args):
-    pins = _mu("pins").load_pins(_versions_dir(), args.version)
+    pins = _mu("pins").load_pins(args.versions_dir or _versions_dir(), args.version)
     key = _load_or_create_key(args.key, args.generate_key, args.algorithm)
     base_id = _base_image_id(pins.data["base_image"]) if args.builder == "docker" else None
     out_dir = args.out or os.path.join(_images_dir(), args.version)
@@ -225,6 +225,7 @@ def register(parser):
     p.add_argument("version")
     p.add_argument("--builder", choices=("docker", "qemu"), default="docker")
     p.add_argument("--out", help="output directory (default build/images/<version>)")
+    p.add_argument("--versions-dir", help="folder of pin files to read <version>.yml from (default packer/versions)")
     p.add_argument("--key", default=LAB_KEY, help="PEM signing key (default %(default)s)")
     p.add_argument("--generate-key", action="store_true", help="create the signing key if it does not exist")
     p.add_argument("--algorithm", choices=("ed25519", "ecdsa-p256"), default="ed25519")

@@ -60,6 +60,11 @@ def playbook_for(action):
         extra.update(gpufleet_park_drain=False)
     if action.kind == "recycle":
         extra.update(gpufleet_fabric_peers=list(action.peers))
+        # a rollout or renewal installs its version (the catalogue's variables) and gate profile
+        extra.update(getattr(action, "image", None) or {})
+        profile = (getattr(action, "rollout", None) or {}).get("gate_profile")
+        if profile:
+            extra.update(gpufleet_gate_profile=profile)
     if action.kind == "requeue":
         extra.update(gpufleet_requeue_jobs=list(action.jobs))
     if action.target_tier == "joined":

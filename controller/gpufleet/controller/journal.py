@@ -9,6 +9,7 @@ from collections import Counter
 
 from gpufleet.controller import records
 from gpufleet.day2.model import Day2Action
+from gpufleet.day2.rollout_stage import RolloutAction
 
 __all__ = ["demand_summary", "supply_summary", "Journal"]
 
@@ -36,7 +37,12 @@ class Journal:
         # has columns for kind, nodes and job only)
         demand["action"] = {"gang_id": action.gang_id, "replaces": action.replaces,
                             "target_tier": action.target_tier, "deadline_at": action.deadline_at}
-        if isinstance(action, Day2Action):
+        if isinstance(action, RolloutAction):
+            # the rollout book (gpufleet.day2.rollout_book) and a resumed run read these back;
+            # not ``day2``: the repair case book must not take a rollout step for a repair
+            demand["action"].update(rollout=dict(action.rollout), image=dict(action.image),
+                                    peers=list(action.peers))
+        elif isinstance(action, Day2Action):
             # the case book (gpufleet.day2.cases) and a resumed run read these back
             demand["action"].update(day2=True, jobs=list(action.jobs), peers=list(action.peers),
                                     record=action.record)

@@ -9,11 +9,11 @@ import time
 from dataclasses import replace
 
 from gpufleet.capacity.model import UNAVAILABLE
-from gpufleet.controller import breakfix, inventory, records, spool, supply
+from gpufleet.controller import breakfix, inventory, records, rollouts, spool, supply
 from gpufleet.controller.errors import ControllerError, LeaseHeld
 from gpufleet.controller.journal import Journal
 from gpufleet.controller.launch import Launcher
-from gpufleet.day2 import stage
+from gpufleet.day2 import rollout_book, rollout_stage, stage
 from gpufleet.day2.cases import NOT_STARTED, fold_cases
 from gpufleet.day2.model import DAY2_KINDS, Day2Action
 from gpufleet.view.sampling import SampleRecorder
@@ -46,6 +46,7 @@ class World:
     def __init__(self, raw, jobs, unservable, nodes):
         self.raw, self.jobs, self.unservable, self.nodes = raw, jobs, unservable, nodes
         self.day2, self.cases = stage.Day2Pass(), {}
+        self.rollout, self.rollouts = rollout_stage.RolloutPass(), []
 
 
 class PassResult:
@@ -71,6 +72,7 @@ class Reconciler:
         self._tracks = None
         self.redfish = None          # optional: callable(views, now) -> day-2 Signals (gpufleet.controller.bmc)
         self.health = None           # optional: the same for the idle health check (gpufleet.controller.health)
+        self.catalogue = None        # optional: gpufleet.controller.images.Catalogue (rollout/renewal recycles)
         # Slurm's node states for the fleet view's seam, written when they change.
         self.samples, self._slurm_nodes = SampleRecorder(), {}
 
@@ -97,17 +99,20 @@ class Reconciler:
         world = self.read_world(now)
         # one read of the decision log per pass: day-2 cases look back further than gangs
         recent = records.decisions(self.ledger, since=now - max(_DAY2_LOOKBACK_S, _GANG_LOOKBACK_S))
-        self.day2(world, now, commit, decisions=recent)
+        book = rollouts.read_book(self, world, now, recent)
+        self.day2(world, now, commit, decisions=recent, also_out=rollouts.out_by_pool(book))
+        rollouts.plan(self, world, now, book)
         history = records.demand_history(self.ledger, since=now - 28 * 86400)
         # state 'day2' too: the planner retries or breaks a 'failed' node itself (its own bring-up
-        # failures), and a node day-2 holds is not its to touch
-        supply_nodes = [replace(v, tier=UNAVAILABLE, state=DAY2_HELD) if v.node in world.day2.claimed else v
+        # failures), and a node day-2 holds (repair, rollout, renewal) is not its to touch
+        held = world.day2.claimed | world.rollout.claimed
+        supply_nodes = [replace(v, tier=UNAVAILABLE, state=DAY2_HELD) if v.node in held else v
                         for v in world.nodes]
         plan = self.planning.plan(world.raw, supply_nodes, self.actuator.in_flight(), self.gangs(now, recent), now,
                                   history)
         return plan, world
 
-    def day2(self, world, now, commit=False, decisions=None):
+    def day2(self, world, now, commit=False, decisions=None, also_out=None):
         """Run the day-2 stage on what the pass read; sets ``world.day2`` and ``world.cases``.
         ``decisions``: the decision log from at least _DAY2_LOOKBACK_S back (read when not given)."""
         if decisions is None:
@@ -121,7 +126,7 @@ class Reconciler:
             self._tracks = records.load_tracks(self.ledger)
         world.day2 = stage.decide(rows, world.nodes, world.raw, self.planning.pools(), self._tracks, world.cases,
                                   self.actuator.busy_nodes(), now, extra_signals=signals,
-                                  fabric=inventory.fabric_places(self.hosts))
+                                  fabric=inventory.fabric_places(self.hosts), also_out=also_out)
         if commit:
             if world.day2.tracks != self._tracks:
                 records.save_tracks(self.ledger, world.day2.tracks)
@@ -181,7 +186,10 @@ class Reconciler:
         # Slurm's own power-saving requests first: Slurm already waits on those nodes.
         requests = [a for path, req in self._spool_requests() for a in spool.actions_for(
             req, {v.node: v.state for v in views}, {v.node: v.pool for v in views}.get)]
-        for action in list(world.day2.actions) + requests + list(plan.actions):
+        # the rollout's canaries and phase are written before its steps are recorded: a restarted
+        # controller keeps the canaries it chose (docs/day2.md)
+        mine = rollouts.apply_updates(self, world)
+        for action in list(world.day2.actions) + mine + requests + list(plan.actions):
             machine = not _ledger_only(action)
             if machine and busy.intersection(action.nodes):
                 continue   # never two machine actions on one node at once
@@ -303,6 +311,11 @@ class Reconciler:
 def action_of(decision):
     from gpufleet.capacity.model import Action
     extra = (decision.get("demand") or {}).get("action") or {}
+    if rollout_book.rollout_of(decision) is not None:
+        return rollout_stage.RolloutAction(
+            kind=decision["action"], pool=decision["pool"], nodes=tuple(decision["nodes"] or ()),
+            reason=decision["reason"], target_tier=extra.get("target_tier"), rollout=dict(extra["rollout"]),
+            image=dict(extra.get("image") or {}), peers=tuple(extra.get("peers") or ()))
     if extra.get("day2") and decision["action"] in DAY2_KINDS:
         return Day2Action(kind=decision["action"], pool=decision["pool"], nodes=tuple(decision["nodes"] or ()),
                           reason=decision["reason"], job_id=decision.get("job"), replaces=extra.get("replaces"),

@@ -6,6 +6,7 @@ the ledger stores things (SQLite or PostgreSQL) and makes a change there a chang
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import decisions as _decisions
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import gang as _gang
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import lease as _lease
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import rollouts as _rollouts
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import states
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.errors import LedgerError, LifecycleError
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger import Ledger, iso
@@ -13,7 +14,10 @@ from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledge
 __all__ = ["open_ledger", "node_records", "record_decision", "set_outcome", "decisions", "open_decisions",
            "record_demand", "demand_history", "acquire_lease", "renew_lease", "release_lease", "lease_holder",
            "transition", "load_tracks", "save_tracks", "gang_rollback", "release_members", "gang_status", "states", "LedgerError", "LifecycleError", "LEASE",
-           "iso"]
+           "iso", "start_rollout", "rollouts", "active_rollouts", "set_rollout_phase", "set_rollout_canaries",
+           "ROLLOUT_ACTIVE"]
+
+ROLLOUT_ACTIVE = _rollouts.ACTIVE
 
 LEASE = "capacity-controller"
 WHO = "gpufleet-controller"
@@ -111,3 +115,26 @@ def gang_status(ledger, gang_id):
         return _gang.status(ledger, gang_id)
     except LifecycleError:
         return None
+
+
+def start_rollout(ledger, pool, from_version, to_version, who, reason, gate_profile=None, from_gate_profile=None):
+    """Record a rollout in phase canary; its id (refused while the pool has an unfinished one)."""
+    return _rollouts.start_rollout(ledger, pool, from_version, to_version, who, reason, gate_profile=gate_profile,
+                                   from_gate_profile=from_gate_profile)
+
+
+def rollouts(ledger, pool=None):
+    return _rollouts.rollouts(ledger, pool=pool)
+
+
+def active_rollouts(ledger):
+    """Every pool's unfinished rollout (canary, batches, halted, rolling_back)."""
+    return _rollouts.rollouts(ledger, active_only=True)
+
+
+def set_rollout_phase(ledger, rollout_id, phase, reason, expect=None):
+    return _rollouts.set_phase(ledger, rollout_id, phase, reason, expect=expect)
+
+
+def set_rollout_canaries(ledger, rollout_id, canaries):
+    _rollouts.set_canaries(ledger, rollout_id, canaries)

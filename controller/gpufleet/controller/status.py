@@ -4,7 +4,7 @@ from collections import Counter
 from gpufleet.capacity import model
 from gpufleet.controller import records
 
-__all__ = ["render_plan", "render_status"]
+__all__ = ["render_plan", "render_status", "rollout_lines"]
 
 
 def _when(epoch):
@@ -47,6 +47,26 @@ def _day2(world):
     return lines
 
 
+def rollout_lines(rows, book):
+    """Each rollout: phase, versions, canaries, gate results and the nodes still out."""
+    lines = []
+    for row in rows:
+        results = (book.results if book else {}).get(row["id"], {})
+        moved = (book.moved if book else {}).get(row["id"], frozenset())
+        items = sorted(i.node + " " + i.phase + (" (in flight)" if i.in_flight else "")
+                       for i in (book.items.values() if book else ()) if i.rollout_id == row["id"])
+        profile = " gate profile %s" % row["gate_profile"] if row["gate_profile"] else ""
+        lines.append("  rollout %s pool %s: %s -> %s%s, phase %s since %s (%s)" % (
+            row["id"], row["pool"], row["from_version"], row["to_version"], profile, row["phase"],
+            _when(row["updated_at"]), row["reason"] or "-"))
+        lines.append("    canaries: %s; passed: %s; failed: %s; on the new version: %d; out now: %s" % (
+            ", ".join(row["canaries"]) or "none yet",
+            ", ".join(sorted(n for n, ok in results.items() if ok)) or "none",
+            ", ".join(sorted(n for n, ok in results.items() if not ok)) or "none",
+            len(moved), "; ".join(items) or "none"))
+    return lines
+
+
 def _replacements(recent):
     """Day-2 "replace, then repair" among the decisions shown: which hot node went to which job
     in place of which failed node, and whether it is schedulable yet (or why none was)."""
@@ -76,6 +96,9 @@ def render_status(world, in_flight, recent, holder, ledger_nodes=()):
     lines.append("unservable jobs (no pool can ever serve them): %s" % (
         "; ".join("%s: %s" % (j.job_id, why) for j, why in world.unservable) or "none"))
     lines += _day2(world)
+    rows = getattr(world, "rollouts", None) or []
+    lines.append("rollouts in progress: %s" % ("none" if not rows else ""))
+    lines += rollout_lines(rows, getattr(world, "rollout_book", None))
     lines += _replacements(recent)
     lines += _break_fix(ledger_nodes)
     lines.append("in flight: %s" % (", ".join("%s %s %s" % (d["id"], d["action"], ",".join(d["nodes"] or []))

@@ -44,12 +44,16 @@ def _busy_nodes(jobs):
     return {n for job in jobs if job.state == "RUNNING" for n in job.nodes_assigned}
 
 
-def plan_refresh(rollout, nodes, results, jobs, rules, room):
+def plan_refresh(rollout, nodes, results, jobs, rules, room, versions=None):
     """nodes: the pool's NodeViews; results: {node: True/False} gate results on the target
-    version (absent: pending); jobs: running Jobs; rules: day2.refresh; room: budget left.
+    version (absent: pending); jobs: running Jobs; rules: day2.refresh; room: budget left;
+    versions: {node: version} where it differs from ``NodeView.image_version`` (a gate-profile
+    rollout keeps the image: the caller names who is on the target already).
 
     -> (Rollout, RefreshStep)."""
     pool = [n for n in nodes if n.pool == rollout.pool]
+    if versions:
+        pool = [replace(n, image_version=versions.get(n.node, n.image_version)) for n in pool]
     busy = _busy_nodes(jobs)
     if rollout.halted:
         return rollout, _rollback(rollout, pool, rollout.reason)

@@ -147,12 +147,13 @@ def _case_action(open_case, step, views, claimed, busy, rules, now, fabric=None)
 
 
 def decide(rows, views, jobs, pools, tracks, cases, busy, now, extra_signals=(),
-           checker_prefixes=(), fabric=None):
+           checker_prefixes=(), fabric=None, also_out=None):
     """rows: (node, state, reason, reason_time) from Slurm; views: NodeViews; jobs: Jobs;
     pools: {pool: capacity Pool policy}; tracks: the last pass's persistence state; cases:
     {node: OpenCase}; busy: nodes with a machine action in flight; extra_signals: Signals
     from elsewhere (Redfish); fabric: {node: (fabric set, rack)} from the inventory (missing:
-    the pool is the fabric set). -> Day2Pass."""
+    the pool is the fabric set); also_out: {pool: nodes out for rollout or renewal work},
+    spent from the same budget (gpufleet.day2.rollout_stage). -> Day2Pass."""
     views = {v.node: v for v in views if v.pool in pools}
     cases = {n: c for n, c in cases.items() if c.case.pool in pools}
     found = detect.slurm_signals(list(_watched_rows(rows, views, cases)), now, checker_prefixes)
@@ -166,7 +167,7 @@ def decide(rows, views, jobs, pools, tracks, cases, busy, now, extra_signals=(),
     candidates = [budget.Candidate(a.node, views[a.node].pool, a.severity, a.first_seen)
                   for a in actionable if a.node not in busy]
     why = {a.node: a.reasons for a in actionable}
-    out_now = {}
+    out_now = dict(also_out or {})
     for open_case in cases.values():
         out_now[open_case.case.pool] = out_now.get(open_case.case.pool, 0) + 1
     sizes = {p: sum(1 for v in views.values() if v.pool == p) for p in pools}

@@ -1,19 +1,21 @@
 # -*- coding: utf-8 -*-
 # Private to the gpufleet.baremetal collection; not a public API.
 """What ``ledger_info`` reads: node records, history, a gang, the consistency check, the
-capacity controller's recent decisions, demand history and a lease's holder (read-only)."""
+capacity controller's recent decisions, demand history, a lease's holder and a pool's
+rollouts (read-only)."""
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import decisions as decision_log
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import gang, lease as leases, ledger_admin
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import rollouts as rollout_log
 
 __all__ = ["read"]
 
 
 def read(book, nodes=None, sku=None, history=False, gang_id=None, check=False, decisions=0,
-         demand_pool=None, lease=None):
+         demand_pool=None, lease=None, rollouts=None):
     """The ``ledger_info`` result (always ``changed: false``)."""
     wanted = set(nodes) if nodes is not None else None
     records = [r for r in book.nodes(sku=sku) if wanted is None or r["node"] in wanted]
@@ -33,4 +35,6 @@ def read(book, nodes=None, sku=None, history=False, gang_id=None, check=False, d
     if lease:
         holder, expires_at = leases.lease_holder(book, lease, book.clock())
         result["lease"] = {"name": lease, "holder": holder, "expires_at": expires_at}
+    if rollouts:
+        result["rollouts"] = rollout_log.rollouts(book, pool=rollouts)
     return result

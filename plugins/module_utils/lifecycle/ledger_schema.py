@@ -34,9 +34,11 @@ TABLES = (
     ("leases", ("name", "holder", "acquired_at", "renewed_at", "expires_at"), ("name",)),
     ("day2_tracks", ("node", "source", "kind", "reason", "first_seen", "seen", "run_start",
                      "updated_at"), ("node", "source", "kind")),
+    ("rollouts", ("id", "pool", "from_version", "to_version", "from_gate_profile", "gate_profile",
+                  "phase", "canaries", "reason", "who", "created_at", "updated_at"), ("id",)),
 )
 # Tables whose integer id a backend generates (PostgreSQL must move its sequence after a copy).
-IDENTITY_TABLES = ("transitions", "decisions", "node_samples")
+IDENTITY_TABLES = ("transitions", "decisions", "node_samples", "rollouts")
 
 _V1 = (
     """CREATE TABLE IF NOT EXISTS nodes (
@@ -85,12 +87,19 @@ _V2 = (
 )
 
 # Version 3: the day-2 persistence tracks (gpufleet.day2.persistence), so a restarted
-# controller keeps counting where the last one stopped (docs/day2.md).
+# controller keeps counting where the last one stopped, and image / gate-profile rollouts of
+# a pool (gpufleet refresh; the rollout's header and phase live here, what happened to each
+# node is in the decision log). docs/day2.md.
 _V3 = (
     """CREATE TABLE IF NOT EXISTS day2_tracks (
         node TEXT NOT NULL, source TEXT NOT NULL, kind TEXT NOT NULL, reason TEXT NOT NULL,
         first_seen {real} NOT NULL, seen TEXT NOT NULL, run_start {real},
         updated_at {real} NOT NULL, PRIMARY KEY (node, source, kind))""",
+    """CREATE TABLE IF NOT EXISTS rollouts (
+        id {id}, pool TEXT NOT NULL, from_version TEXT NOT NULL, to_version TEXT NOT NULL,
+        from_gate_profile TEXT, gate_profile TEXT, phase TEXT NOT NULL, canaries TEXT NOT NULL,
+        reason TEXT, who TEXT NOT NULL, created_at {real} NOT NULL, updated_at {real} NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS rollouts_pool ON rollouts (pool, id)",
 )
 
 _MIGRATIONS = ((1, _V1), (2, _V2), (3, _V3))

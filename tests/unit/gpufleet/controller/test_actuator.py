@@ -60,3 +60,17 @@ def test_day2_kinds_map_to_their_playbooks():
     playbook, extra = playbook_for(Day2Action("readmit", "lab", ("n1",), "back", target_tier="warm"))
     assert playbook == "park" and extra["gpufleet_park_power_off"] is True
     assert playbook_for(Day2Action("readmit", "lab", ("n1",), "back", target_tier="hot")) == (None, {})
+
+
+def test_a_rollout_recycle_installs_its_image_and_gate_profile():
+    from gpufleet.day2.rollout_stage import RolloutAction
+    image = {"gpufleet_image_version": "v2", "gpufleet_image_url": "https://m/v2.tgz",
+             "gpufleet_image_manifest": "/img/v2/manifest.json"}
+    action = RolloutAction("recycle", "lab", ("n1",), "rollout 1 canary", rollout={"gate_profile": "strict"},
+                           image=image, peers=("n2",))
+    playbook, extra = playbook_for(action)
+    assert playbook == "recycle" and extra["gpufleet_fabric_peers"] == ["n2"]
+    assert {k: extra[k] for k in image} == image and extra["gpufleet_gate_profile"] == "strict"
+    from gpufleet.day2.model import Day2Action
+    plain = playbook_for(Day2Action("recycle", "lab", ("n1",), "NHC", peers=("n2",)))[1]   # a repair: the files' image
+    assert "gpufleet_image_version" not in plain and "gpufleet_gate_profile" not in plain

@@ -24,6 +24,20 @@ def test_status_says_none_when_day2_has_nothing():
     assert "operator drains (left alone): none" in text and "day-2 cases: none" in text
 
 
+def test_status_shows_a_rollout_in_progress_with_its_canaries_results_and_nodes_out():
+    from gpufleet.day2.rollout_book import Book, Item
+    world = World((), (), (), ())
+    world.rollouts = [{"id": 4, "pool": "lab", "from_version": "v1", "to_version": "v2", "gate_profile": None,
+                       "phase": "batches", "updated_at": 0.0, "reason": "canaries passed", "canaries": ["n1"]}]
+    world.rollout_book = Book(items={"n3": Item("n3", "lab", 4, "batch", "v2", None, "joined", "recycling", 0.0,
+                                                in_flight=True)},
+                              results={4: {"n1": True, "n2": False}}, moved={4: frozenset({"n1", "n2"})})
+    text = render_status(world, [], [], (None, None))
+    assert "rollout 4 pool lab: v1 -> v2, phase batches since 1970-01-01 00:00:00 (canaries passed)" in text
+    assert "canaries: n1; passed: n1; failed: n2; on the new version: 2; out now: n3 recycling (in flight)" in text
+    assert "rollouts in progress: none" in render_status(World((), (), (), ()), [], [], (None, None))
+
+
 def test_status_shows_each_replacement_with_its_job_failed_node_and_outcome():
     def resume(nodes, outcome, replaces="n1"):
         return {"id": 1, "at": 0.0, "pool": "lab", "action": "resume", "nodes": nodes, "job": "7",

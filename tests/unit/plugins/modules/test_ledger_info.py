@@ -53,3 +53,15 @@ def test_check_decisions_demand_and_lease(capsys, ledger_url):  # noqa: F811  py
     assert code == 0 and result["problems"] == []
     assert [d["reason"] for d in result["decisions"]] == ["second"]
     assert result["demand"][0]["gpus_pending"] == 8 and result["lease"]["holder"] == "ctl-a"
+
+
+def test_returns_a_pools_rollouts(capsys, ledger_url):  # noqa: F811  pylint: disable=redefined-outer-name
+    from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import rollouts
+    book = Ledger(ledger_url)
+    rollouts.start_rollout(book, "gpu", "v1", "v2", "alice", "new driver")
+    rollouts.start_rollout(book, "cpu", "v1", "v3", "alice", "other pool")
+    book.close()
+    result, code = run(capsys, ledger=ledger_url, rollouts="gpu")
+    assert code == 0 and result["changed"] is False
+    assert [(r["pool"], r["to_version"], r["phase"]) for r in result["rollouts"]] == [("gpu", "v2", "canary")]
+    assert "rollouts" not in run(capsys, ledger=ledger_url)[0]

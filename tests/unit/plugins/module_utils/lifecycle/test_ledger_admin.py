@@ -1,7 +1,7 @@
 """copy (SQLite -> SQLite or PostgreSQL) without loss, and the consistency check."""
 import pytest
 
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import decisions, gang, ledger_admin, lease
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import decisions, gang, ledger_admin, lease, rollouts
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.errors import LedgerError
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger import Ledger
 
@@ -26,6 +26,7 @@ def _fleet(path):
     decisions.replace_tracks(book, [dict(node="n1", source="slurm", kind="slurm_drain",
                                          reason="NHC: GPU lost", first_seen=1800000000.0,
                                          seen=(1800000000.0,), run_start=1800000000.0)])
+    rollouts.set_canaries(book, rollouts.start_rollout(book, "lab", "v1", "v2", "ops", "new image"), ["n1"])
     book.close()
     return path
 

@@ -1,0 +1,96 @@
+"""The loop's rollout and renewal step (gpufleet.day2.rollout_stage) with the ledger around it.
+
+``plan`` reads the unfinished rollouts and folds the rollout book from the decision log (from
+the oldest rollout's start when it is older than the pass's look-back), runs the stage after
+the repair stage (repairs are counted first in the one budget) and fills each recycle's image
+variables from the catalogue; ``apply_updates`` writes the canaries and phases the stage
+decided, before its actions are recorded, and returns the actions to record.
+"""
+from dataclasses import replace
+
+from gpufleet.controller import inventory, records
+from gpufleet.controller.errors import ControllerError
+from gpufleet.day2 import rollout_book, rollout_stage
+from gpufleet.day2.cases import NOT_STARTED
+
+__all__ = ["read_book", "out_by_pool", "plan", "apply_updates", "day2_out"]
+
+
+def day2_out(world):
+    """{pool: nodes out for repair}: open cases and the drains the repair stage starts now."""
+    nodes = set(world.cases) | {n for a in world.day2.actions if a.kind == "drain" for n in a.nodes}
+    pool_of = {v.node: v.pool for v in world.nodes}
+    out = {}
+    for node in nodes:
+        pool = pool_of.get(node)
+        if pool is not None:
+            out[pool] = out.get(pool, 0) + 1
+    return out
+
+
+def _with_image(action, catalogue):
+    """A recycle gets the image variables of its version; none resolvable: recorded, not run."""
+    if action.kind != "recycle" or action.blocked:
+        return action
+    if catalogue is None:
+        return replace(action, blocked="no image catalogue given to the controller (docs/day2.md, 'Refresh')")
+    try:
+        return replace(action, image=catalogue.resolve(action.rollout.get("version") or ""))
+    except ControllerError as exc:
+        return replace(action, blocked=exc.msg)
+
+
+def read_book(reconciler, world, now, recent):
+    """Sets ``world.rollouts`` (unfinished rollout rows); -> the rollout book folded from the
+    decision log (from the oldest rollout's start when it is older than ``recent``)."""
+    world.rollouts = records.active_rollouts(reconciler.ledger)
+    oldest = min([r["created_at"] for r in world.rollouts], default=now)
+    decisions = recent
+    if recent is None or (recent and oldest < recent[0]["at"]):
+        decisions = records.decisions(reconciler.ledger, since=min(oldest, now - 7 * 86400))
+    world.rollout_book = rollout_book.fold(decisions)
+    return world.rollout_book
+
+
+def out_by_pool(book):
+    return rollout_stage.out_by_pool(book)
+
+
+def plan(reconciler, world, now, book):
+    """Sets ``world.rollout``: the stage's pass after the repair stage, recycles with their image
+    variables; a step not started for the same reason as last time is said once, not recorded."""
+    passed = rollout_stage.decide(world.rollouts, world.nodes, world.raw, reconciler.planning.pools(), book,
+                                  day2_out(world), world.day2.claimed, reconciler.actuator.busy_nodes(), now,
+                                  fabric=inventory.fabric_places(reconciler.hosts))
+    actions = []
+    for action in passed.actions:
+        action = _with_image(action, reconciler.catalogue)
+        item = book.items.get(action.nodes[0])
+        if action.blocked and item is not None and item.not_started == "%s %s" % (NOT_STARTED, action.blocked):
+            reconciler._say("rollout %s %s: %s" % (action.nodes[0], action.kind, action.blocked))
+            continue
+        actions.append(action)
+    world.rollout = replace(passed, actions=tuple(actions))
+    for note in passed.notes:
+        reconciler._say("rollout %s" % note)
+    return world.rollout
+
+
+def apply_updates(reconciler, world):
+    """Write the stage's rollout updates; -> the actions to record. A phase change that lost a
+    race (an operator halted or rolled back meanwhile) drops that rollout's new steps."""
+    lost = set()
+    for update in world.rollout.updates:
+        if update.canaries is not None:
+            records.set_rollout_canaries(reconciler.ledger, update.rollout_id, update.canaries)
+            reconciler._say("rollout %s: canaries %s" % (update.rollout_id, ", ".join(update.canaries)))
+        if update.phase is not None:
+            moved = records.set_rollout_phase(reconciler.ledger, update.rollout_id, update.phase, update.reason,
+                                              expect=update.expect or None)
+            if moved:
+                reconciler._say("rollout %s: %s (%s)" % (update.rollout_id, update.phase, update.reason))
+            else:
+                lost.add(update.rollout_id)
+    return [a for a in world.rollout.actions
+            if a.rollout.get("rollout_id") is None or a.rollout["rollout_id"] not in lost
+            or a.kind == "readmit"]
