@@ -1,9 +1,8 @@
 # The lab (digital twin) and the lifecycle. Included by the Makefile.
-# `make demo` runs demo-lab: the playbook-driven gang of 8 (tests/integration/lab proves its
-# parts). demo-controller shows the capacity controller's loop: each of its steps is proven by
-# tests/integration/controller (part of `make test`), but lab/controller_demo.py's run_demo
-# itself has not been run end to end yet (issue 13), so it is not the default yet.
-DEMO_TARGET := demo-lab
+# `make demo` runs demo-controller: the capacity controller's loop on an all-cold lab
+# (lab/controller_demo.py; each step is also a test in tests/integration/controller).
+# demo-lab is the playbook-driven gang of 8 without a controller (tests/integration/lab).
+DEMO_TARGET := demo-controller
 .PHONY: lab-up lab-down lab-purge lab-status lab-image demo-lab demo-controller test-controller-lab
 
 GPUFLEET := $(VENV)/bin/gpufleet

@@ -7,8 +7,10 @@ from gpufleet.controller import records
 __all__ = ["render_plan", "render_status", "rollout_lines"]
 
 
-def _when(epoch):
-    return (records.iso(epoch) or "-")[:19].replace("T", " ")
+def _when(at):
+    """Epoch seconds (decisions, rollouts) or the ledger's own ISO text (node rows)."""
+    text = at if isinstance(at, str) else records.iso(at)
+    return (text or "-")[:19].replace("T", " ")
 
 
 def render_plan(plan):

@@ -58,3 +58,13 @@ def test_status_shows_each_replacement_with_its_job_failed_node_and_outcome():
 def test_status_says_no_replacements_when_there_are_none():
     text = render_status(World((), (), (), ()), [], [], (None, None))
     assert "replacements (failed member of a running job -> hot node): none" in text
+
+
+def test_status_lists_break_fix_nodes_with_the_ledgers_own_time_text():
+    # a lab demo: the ledger's node rows carry ISO text, and status crashed on it
+    nodes = [{"node": "n7", "state": "break_fix", "updated_at": "2026-11-24T18:22:40.123456Z",
+              "reason": "failed 2 times in a row; record build/lab/reports/break_fix/n7.json"},
+             {"node": "n8", "state": "joined", "updated_at": "2026-11-24T18:00:00.000000Z", "reason": None}]
+    text = render_status(World((), (), (), ()), [], [], (None, None), ledger_nodes=nodes)
+    line = next(l for l in text.splitlines() if "n7" in l)
+    assert "2026-11-24 18:22:40" in line and "n7.json" in line and "n8" not in text
