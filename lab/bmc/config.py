@@ -12,6 +12,9 @@ YAML shape (see docs/lab-bmc.md)::
                                     # <state_dir>/events.jsonl)
     power_delay: [1, 11]            # seconds before a power change lands (fake driver)
     vmedia_fetch: head              # head | full | none: how the BMC checks an image URL
+    health_dir: null                # LAB SIMULATION: a file <health_dir>/<node> holding
+                                    # "Warning" or "Critical" makes that system report it
+                                    # (`gpufleet lab fault NODE bmc_critical`)
     racks:
       - name: r1
         address: 127.0.10.1
@@ -40,6 +43,7 @@ DEFAULTS = {
     "power_delay": [1, 11],
     "vmedia_fetch": "head",
     "apply_interval": 1.0,
+    "health_dir": None,
 }
 DEFAULT_FIRMWARE = {"BIOS": "2.1.0", "BMC": "1.4.2"}
 

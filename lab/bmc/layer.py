@@ -12,6 +12,8 @@ Adds, per rack process:
 - events (see events.py) when a power change lands and when media is inserted/ejected, plus
   a background applier that reads systems with a due power change so the change lands
   (and its event fires) without waiting for a client to read the system;
+- a system health the lab sets per node (``health_dir``: a BMC reporting Warning or Critical,
+  as one does when it sees a failed PSU or fan; the fake driver always says OK);
 - ``power_delay`` and ``vmedia_fetch`` (head: check the URL answers; full: download as the
   emulator does; none: accept any URL).
 """
@@ -43,8 +45,9 @@ SESSIONS = "/redfish/v1/SessionService/Sessions"
 
 
 class LabState:
-    def __init__(self, rack, nodes, events, power_delay, power_cycle=True):
+    def __init__(self, rack, nodes, events, power_delay, power_cycle=True, health_dir=None):
         self.rack = rack
+        self.health_dir = health_dir
         self.power_cycle = power_cycle
         self.nodes = dict((n["uuid"], n) for n in nodes)
         self.events = events
@@ -218,7 +221,26 @@ def _after(app, state):
         return rsp
 
 
+_HEALTHS = ("OK", "Warning", "Critical")
+
+
+def _health(state, name):
+    """The health the lab set for this system (a file under health_dir), else None."""
+    if not state.health_dir or not name:
+        return None
+    try:
+        with open(os.path.join(state.health_dir, name)) as handle:
+            value = handle.read().strip()
+    except OSError:
+        return None
+    return value if value in _HEALTHS else None
+
+
 def _system_view(app, state, body):
+    health = _health(state, body.get("Name") or state.name_of(body.get("UUID")))
+    if health:
+        status = body.setdefault("Status", {})
+        status["Health"] = status["HealthRollup"] = health
     boot = body.setdefault("Boot", {})
     enabled = state.boot_enabled.get(body.get("UUID"))
     if enabled:
@@ -323,7 +345,7 @@ def build_app(cfg, rack, nodes, auth_file, state_dir):
     """
     events = Events(rack["name"], cfg.get("hook_url"), cfg.get("events_file"))
     state = LabState(rack["name"], nodes, events, cfg.get("power_delay") or [1, 11],
-                     rack.get("power_cycle", True))
+                     rack.get("power_cycle", True), cfg.get("health_dir"))
     _patch_driver(state)
     _patch_vmedia(cfg.get("vmedia_fetch", "head"))
     app = emu.app

@@ -24,7 +24,10 @@ from lab.twin.errors import LabError
 __all__ = ["up", "down", "status", "publish_image", "inject_fault", "clear_faults", "FAULT_TYPES"]
 
 LAB_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FAULT_TYPES = ("missing_gpu", "faulty_gpu", "xid", "degraded_nvlink", "slow_hca", "ecc")
+FAULT_TYPES = ("missing_gpu", "faulty_gpu", "xid", "degraded_nvlink", "slow_hca", "ecc", "bmc_critical")
+# a BMC-side fault: the node's BMC reports system health Critical (lab/bmc/layer.py); the node
+# itself is untouched
+BMC_FAULTS = ("bmc_critical",)
 # faults of one GPU: `gpu` (index) defaults to 0, as the xid shim's does
 GPU_FAULTS = ("missing_gpu", "faulty_gpu", "xid", "degraded_nvlink", "ecc")
 
@@ -46,7 +49,12 @@ def bmc_config(cfg):
                       "nodes": [{"name": n.name} for n in members]})
     return {"state_dir": cfg.bmc_state_dir, "username": cfg.bmc["username"], "password_file": cfg.bmc_password_file,
             "tls": True, "hook_url": cfg.hook_url, "events_file": cfg.path("bmc", "events.jsonl"),
-            "vmedia_fetch": "head", "racks": racks}
+            "vmedia_fetch": "head", "health_dir": _health_dir(cfg), "racks": racks}
+
+
+def _health_dir(cfg):
+    """Where `lab fault NODE bmc_critical` leaves the health a node's BMC reports."""
+    return cfg.path("bmc", "health")
 
 
 def _bmc(action, cfg):
@@ -85,6 +93,11 @@ def inject_fault(cfg, node, fault_type, **params):
     cfg.node(node)
     if fault_type not in FAULT_TYPES:
         raise LabError("Unknown fault %r. Known faults: %s." % (fault_type, ", ".join(FAULT_TYPES)))
+    if fault_type in BMC_FAULTS:
+        os.makedirs(_health_dir(cfg), exist_ok=True)
+        with open(os.path.join(_health_dir(cfg), node), "w") as handle:
+            handle.write("Critical\n")
+        return {"node": node, "faults": [dict(params, type=fault_type)]}
     if fault_type in GPU_FAULTS:
         # one GPU's fault: without a GPU index it matched no GPU and the node passed its gate
         params.setdefault("gpu", 0)
@@ -104,6 +117,10 @@ def inject_fault(cfg, node, fault_type, **params):
 
 def clear_faults(cfg, node=None):
     for name in [node] if node else [n.name for n in cfg.nodes]:
+        try:
+            os.remove(os.path.join(_health_dir(cfg), name))
+        except FileNotFoundError:
+            pass
         path = _model_path(cfg, name)
         if os.path.exists(path):
             with open(path) as handle:

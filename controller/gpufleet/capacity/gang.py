@@ -6,7 +6,7 @@ A gang is formed by a ``reserve`` action and ended by ``admit`` or ``rollback``;
 gpufleet.capacity.gangbook.fold applies a plan's actions to the gangs in progress.
 """
 from gpufleet.capacity.emit import ago
-from gpufleet.capacity.model import COLD, HOT, PROVISIONING, UNAVAILABLE, WARM
+from gpufleet.capacity.model import COLD, HOT, IDLE, PROVISIONING, UNAVAILABLE, WARM
 
 __all__ = ["advance", "form", "gang_id_for"]
 
@@ -16,13 +16,15 @@ def gang_id_for(job, now):
     return f"{job.job_id}@{int(now)}"
 
 
+# An idle member is held (drained, kept powered: seconds); its own deadline gets the warm
+# estimate as margin, for a job Slurm may place there before the hold lands.
 def _estimate(settings, tier):
-    return {HOT: 0.0, WARM: settings.estimates.warm}.get(tier, settings.estimates.cold)
+    return {HOT: 0.0, IDLE: 0.0, WARM: settings.estimates.warm}.get(tier, settings.estimates.cold)
 
 
 # Tiers whose nodes keep the image they run (a wake does not reimage); a cold node is imaged
 # by its bring-up, so its recorded image says nothing yet.
-_KEEPS_IMAGE = (HOT, WARM)
+_KEEPS_IMAGE = (HOT, IDLE, WARM)
 
 
 def _image(view, name):
@@ -34,37 +36,58 @@ def _version_for(view, tiers):
     """The image a new gang runs: the one most free hot (then warm) nodes run, by name on a
     tie; None when no such node records one. One job never spans two image versions."""
     counts = {}
-    for rank, tier in enumerate(t for t in (HOT, WARM) if t in tiers):
+    for rank, tier in enumerate(t for t in (HOT, IDLE, WARM) if t in tiers):
         for name in view.free.get(tier, ()):
             version = _image(view, name)
             if version is not None:
-                counts.setdefault(version, [0, 0])[rank] -= 1
+                counts.setdefault(version, [0, 0, 0])[rank] -= 1
     return min(counts, key=lambda v: (counts[v], v)) if counts else None
 
 
+def _idle_spare(view):
+    """Idle nodes a gang may hold: those pending single-node jobs will not start on."""
+    return max(0, view.count(IDLE) - view.idle_claimed)
+
+
 def _pick(run, pool, count, deadline, version=None):
-    """Take ``count`` free nodes, fastest tier first, only from tiers that can be hot by
-    ``deadline`` and, among hot and warm nodes, only those on one image version (``version``,
-    else the one most of them run); None (nothing taken) when the pool cannot supply them all."""
+    """Take ``count`` free nodes, fastest tier first (hot; idle, held at once; warm; cold),
+    only from tiers that can be hot by ``deadline`` and, among nodes that keep their image,
+    only those on one image version (``version``, else the one most of them run); None
+    (nothing taken) when the pool cannot supply them all."""
     view, settings = run.views[pool], run.policy.pools[pool]
-    tiers = [HOT] + [t for t in (WARM, COLD) if run.now + _estimate(settings, t) <= deadline]
+    tiers = [HOT, IDLE] + [t for t in (WARM, COLD) if run.now + _estimate(settings, t) <= deadline]
     version = version or _version_for(view, tiers)
 
     def fits(name):
         return version is None or _image(view, name) in (None, version)
-    if sum(view.count_where(t, fits) for t in tiers) < count:
+
+    def usable(name):   # an idle node may run a job on part of it (MIXED): never taken
+        return fits(name) and not (view.nodes[name].jobs if name in view.nodes else ())
+
+    def available(tier):
+        found = view.count_where(tier, usable)
+        return min(found, _idle_spare(view)) if tier == IDLE else found
+    if sum(available(t) for t in tiers) < count:
         return None
     picked = []
     for tier in tiers:
-        while len(picked) < count and view.count_where(tier, fits):
-            picked.append((view.take(tier, fits), tier))
+        take = available(tier)
+        while len(picked) < count and take > 0:
+            picked.append((view.take(tier, usable), tier))
+            take -= 1
     return picked
 
 
 def _start(run, pool, gang_id, job_id, node, tier, deadline, why):
-    """Wake or bring up one member; its own deadline is its tier's estimate from now."""
+    """Hold, wake or bring up one member; its own deadline is its tier's estimate from now."""
     if tier == HOT:
         return None
+    settings = run.policy.pools[pool]
+    if tier == IDLE:   # drained and kept powered: no machine action, outside the limits
+        mine = min(deadline, run.now + settings.estimates.warm)
+        return run.add("hold", pool, (node,), f"{why}: holding idle {node} for the gang, due by "
+                       f"+{ago(mine - run.now)}", gang_id=gang_id, job_id=job_id, deadline_at=mine,
+                       target_tier=HOT)
     kind = "wake" if tier == WARM else "bringup"
     if not run.budget.spend(pool, kind):
         run.note(pool, "held_back", f"gang {gang_id} member {node}: concurrency limit reached")
@@ -88,7 +111,8 @@ def form(run, pool, job):
     """Reserve nodes for a pending gang job, start the ones not hot, admit when all are hot."""
     settings = run.policy.pools[pool]
     deadline = run.now + settings.gang_deadline
-    if not _can_start(run, pool, job.nodes - run.views[pool].count(HOT)):
+    view = run.views[pool]
+    if not _can_start(run, pool, job.nodes - view.count(HOT) - _idle_spare(view)):
         run.note(pool, "gang_waiting", f"job {job.job_id} needs {job.nodes} nodes: waiting for "
                  "the concurrency limits to start its bring-ups together")
         return
@@ -100,8 +124,10 @@ def form(run, pool, job):
     gang_id = gang_id_for(job, run.now)
     nodes = tuple(node for node, _ in picked)
     hot = sum(1 for _, tier in picked if tier == HOT)
+    idle = sum(1 for _, tier in picked if tier == IDLE)
     why = f"gang job {job.job_id} needs {job.nodes} nodes of pool {pool}"
-    run.add("reserve", pool, nodes, f"{why}: reserving {', '.join(nodes)} ({hot} hot), "
+    run.add("reserve", pool, nodes, f"{why}: reserving {', '.join(nodes)} ({hot} hot"
+            f"{', %d idle' % idle if idle else ''}), "
             f"deadline +{ago(settings.gang_deadline)}", gang_id=gang_id, job_id=job.job_id,
             deadline_at=deadline)
     for node, tier in picked:

@@ -20,7 +20,7 @@ def _with_member(gang, old, new):
 
 def fold(gangs, actions):
     """-> the gangs after ``actions`` (in order): reserve adds, substitute swaps a member,
-    a member's wake/bringup sets its own deadline, admit and rollback end the gang."""
+    a member's wake/bringup/hold sets its own deadline, admit and rollback end the gang."""
     book = {gang.gang_id: gang for gang in gangs}
     for action in actions:
         gang = book.get(action.gang_id)
@@ -34,7 +34,7 @@ def fold(gangs, actions):
             swapped = _with_member(gang, action.replaces,
                                    GangMember(action.nodes[0], action.deadline_at))
             book[action.gang_id] = replace(swapped, replaced=gang.replaced + (action.replaces,))
-        elif action.kind in ("wake", "bringup"):
+        elif action.kind in ("wake", "bringup", "hold"):
             node = action.nodes[0]
             book[action.gang_id] = _with_member(gang, node, GangMember(node, action.deadline_at))
     return tuple(book.values())

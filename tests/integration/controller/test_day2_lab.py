@@ -118,6 +118,29 @@ def test_a_node_powered_off_behind_the_controllers_back_is_detected_and_repaired
     assert "recycling" in _story(node, start - 5)
 
 
+@pytest.mark.skipif(os.environ.get("GPUFLEET_DAY2_BMC_HEALTH") != "1",
+                    reason="unproven in the lab (docs/day2.md): GPUFLEET_DAY2_BMC_HEALTH=1 runs it")
+def test_a_bmc_reporting_critical_health_gets_its_node_recycled(lab):
+    """`gpufleet lab fault NODE bmc_critical`: the node's BMC reports system health Critical
+    (lab/bmc/layer.py); the controller's Redfish read sees it twice, day-2 drains, recycles and
+    re-admits the node. The fault is cleared once the drain starts (a technician's fix)."""
+    _controller(lab)
+    demo.wait_for("no open day-2 case (budget 1)", lambda: all(_closed(n) for n in _day2_nodes()), REPAIR_S, poll=5)
+    node = demo.wait_for("a hot node", lambda: _hot(exclude=(lab.get("day2_nhc"),))[:1], 900)[0]
+    start = time.time()
+    gpufleet("lab", "fault", node, "bmc_critical")
+    try:
+        drain = demo.wait_for("%s drained" % node, lambda: next(
+            (d for d in _day2(node) if d["action"] == "drain" and d["at"] >= start), None), 300, poll=2)
+    finally:
+        gpufleet("lab", "clear-faults", node)
+    assert "redfish bmc_health" in drain["reason"] and "Critical" in drain["reason"], drain["reason"]
+    print("BMC Critical -> day-2 drain %.1f s (load %.1f)" % (drain["at"] - start, os.getloadavg()[0]))
+    demo.wait_for("%s recycled and re-admitted" % node, lambda: _closed(node), REPAIR_S, poll=5)
+    steps = [(d["action"], d["outcome"]) for d in _day2(node) if d["at"] >= start]
+    assert steps[0] == ("drain", "ok") and ("recycle", "ok") in steps and steps[-1] == ("readmit", "ok"), steps
+
+
 def _replacement(failed, since):
     """The day-2 resume of a hot node in place of ``failed`` recorded since ``since``."""
     return next((d for d in decisions() if d["action"] == "resume" and d["at"] >= since

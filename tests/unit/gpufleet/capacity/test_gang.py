@@ -235,3 +235,36 @@ def test_two_members_in_trouble_both_substituted():
     assert [(a.kind, a.nodes, a.replaces) for a in result.actions] == [
         ("substitute", ("p-hot-00",), "m1"), ("substitute", ("p-warm-00",), "m2"),
         ("wake", ("p-warm-00",), None)]
+
+
+def test_idle_nodes_are_held_for_a_gang_before_any_bring_up():
+    # lab: a -N4 with 2 idle and 2 hot nodes reserved 2 cold ones and waited minutes for them
+    result = run(POLICY, nodes(IDLE, 2) + nodes(HOT, 2) + nodes(COLD, 4), [job(1, size=4)])
+    reserve = by_kind(result, "reserve")[0]
+    holds = by_kind(result, "hold")
+    assert set(reserve.nodes) == {"p-idle-00", "p-idle-01", "p-hot-00", "p-hot-01"}
+    assert "2 hot, 2 idle" in reserve.reason
+    assert sorted(h.nodes[0] for h in holds) == ["p-idle-00", "p-idle-01"]
+    assert all(h.gang_id == reserve.gang_id and h.target_tier == HOT for h in holds)
+    assert not by_kind(result, "bringup") and not by_kind(result, "admit")
+
+
+def test_idle_nodes_pending_single_jobs_start_on_are_not_held_for_a_gang():
+    singles = [job(10 + i, size=1) for i in range(2)]
+    result = run(POLICY, nodes(IDLE, 2) + nodes(HOT, 2) + nodes(COLD, 4), [job(1, size=4)] + singles)
+    reserve = by_kind(result, "reserve")[0]
+    assert not any(n.startswith("p-idle") for n in reserve.nodes), reserve
+    assert not by_kind(result, "hold")
+
+
+def test_an_idle_node_running_part_of_a_job_is_never_held_for_a_gang():
+    mixed = (node("p-idle-00", IDLE, jobs=("99",)),)
+    result = run(POLICY, mixed + nodes(HOT, 3), [job(1, size=4)])
+    assert not by_kind(result, "hold") and "reserve" not in kinds(result)
+
+
+def test_a_held_member_gets_its_own_deadline_in_the_gang():
+    result = run(POLICY, nodes(IDLE, 1) + nodes(HOT, 1), [job(1, size=2)])
+    gangs = fold((), result.actions)
+    member = next(m for m in gangs[0].members if m.node == "p-idle-00")
+    assert member.deadline_at == NOW + 300    # the warm estimate: 5m

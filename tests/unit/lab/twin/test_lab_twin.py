@@ -273,3 +273,23 @@ def test_lab_down_kills_only_a_capacity_controller_left_running(tmp_path):
         for proc in (controller, bystander):
             proc.kill()
             proc.wait()
+
+
+def test_a_bmc_critical_fault_makes_that_nodes_bmc_report_critical_until_cleared(cfg):
+    from lab.bmc import layer
+    lab_mod.write_models(cfg)
+    health_dir = lab_mod.bmc_config(cfg)["health_dir"]
+    state = layer.LabState("r1", [{"uuid": "u1", "name": "lab-r1n3"}], None, [1, 1], health_dir=health_dir)
+
+    def view(name):
+        body = {"Name": name, "UUID": "u1", "Status": {"State": "Enabled", "Health": "OK"}}
+        layer._system_view(None, state, body)
+        return body["Status"]
+    assert view("lab-r1n3")["Health"] == "OK"
+    lab_mod.inject_fault(cfg, "lab-r1n3", "bmc_critical")
+    assert view("lab-r1n3") == {"State": "Enabled", "Health": "Critical", "HealthRollup": "Critical"}
+    assert view("lab-r1n4")["Health"] == "OK"
+    model = json.load(open(cfg.path("hwsim", "lab-r1n3", "hwmodel.json")))
+    assert model["faults"] == []            # the node itself is untouched
+    lab_mod.clear_faults(cfg)
+    assert view("lab-r1n3")["Health"] == "OK"
