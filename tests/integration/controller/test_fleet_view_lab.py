@@ -79,7 +79,10 @@ def test_l4_and_l3_a_running_job_and_one_held_by_its_dependency_while_a_node_idl
         code, answer = why(held)
         answers.append((code, answer["layer"], answer["summary"]))
         return answer if answer["layer"] == "L3" else None
-    answer = demo.wait_for("why %s to answer L3" % held, l3, 60, poll=2)
+    try:
+        answer = demo.wait_for("why %s to answer L3" % held, l3, 60, poll=2)
+    except demo.DemoError as exc:
+        pytest.fail("%s; answers: %s; nodes: %s" % (exc, answers[-3:], demo.slurm("sinfo", "-N", "-h", "-o", "%N %T %E")))
     assert "Dependency" in answer["evidence"][0] and "afterok:%s" % long_job in answer["evidence"][0], answer
     assert answer["details"]["nodes_that_fit"], answer
 
