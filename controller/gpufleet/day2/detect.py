@@ -31,7 +31,10 @@ def _flags(state):
         if part == "FAILING":
             part = "FAIL"
         if part == "NOT_RESPONDING":
-            part = "DOWN"
+            # The flag alone is no signal: it shows for seconds after a RESUME until the next
+            # ping (a lab run drained a node on it), and slurmctld marks a node that stays
+            # silent DOWN itself after SlurmdTimeout, which is a signal.
+            continue
         flags.add(part)
     return flags
 

@@ -36,6 +36,14 @@ def test_operator_drain_left_alone(state, reason):
     assert [(o.node, o.state) for o in found.operator] == [("n1", state)]
 
 
+@pytest.mark.parametrize("state", ["IDLE+CLOUD+NOT_RESPONDING", "idle*", "MIXED+NOT_RESPONDING"])
+def test_not_responding_alone_is_no_signal_until_slurm_marks_the_node_down(state):
+    # a lab run: right after our own RESUME the node read IDLE+CLOUD+NOT_RESPONDING until
+    # slurmctld's next ping, twice, and day-2 drained a healthy node
+    found = slurm_signals([("n1", state, "", None)], NOW)
+    assert found.signals == () and not found.operator
+
+
 def test_our_reasons_are_neither_signal_nor_operator():
     found = slurm_signals([("n1", "drained", "gpufleet: day2 recycle", None)], NOW)
     assert (found.signals, found.operator, found.ours) == ((), (), ("n1",))
