@@ -3,7 +3,7 @@
 # (lab/controller_demo.py; each step is also a test in tests/integration/controller).
 # demo-lab is the playbook-driven gang of 8 without a controller (tests/integration/lab).
 DEMO_TARGET := demo-controller
-.PHONY: lab-up lab-down lab-purge lab-status lab-image demo-lab demo-controller test-controller-lab
+.PHONY: lab-up lab-down lab-purge lab-status lab-image demo-lab demo-controller test-controller-lab test-controller-lab-all
 
 GPUFLEET := $(VENV)/bin/gpufleet
 ifndef LAB_GANG_ID
@@ -42,3 +42,9 @@ demo-lab: lab-image ## on a fresh lab: gang-provision all 8 nodes (playbooks, no
 
 test-controller-lab: venv collection base-image ## the controller's lab integration tests (one shared lab; takes the lab lock)
 	flock /tmp/gpufleet-lab.lock $(VENV)/bin/python -m pytest tests/integration/controller -q
+
+# The scenarios kept out of `make test` for CI's wall time (each passed in a lab run named in
+# docs/benchmarks.md / docs/controller.md; BMC critical health not yet): about 45 minutes.
+test-controller-lab-all: venv collection base-image ## the controller lab scenarios including the opt-in ones (power saving, power-off, replace, BMC health)
+	GPUFLEET_POWER_SAVING_LAB=1 GPUFLEET_DAY2_POWER_OFF=1 GPUFLEET_DAY2_REPLACE=1 GPUFLEET_DAY2_BMC_HEALTH=1 \
+	flock /tmp/gpufleet-lab.lock $(VENV)/bin/python -m pytest tests/integration/controller -v
