@@ -77,7 +77,17 @@ def served_by(job_id, info):
     return [(d["action"], round(d["outcome_at"] - d["at"], 1)) for d in sorted(mine, key=lambda d: d["at"])]
 
 
-def measure(name, jobs, say):
+def _row(name, job_id):
+    info = demo.job(job_id)
+    runs = served_by(job_id, info)
+    total = round(info["start"] - info["submit"], 1)
+    playbooks = round(sum(seconds for _a, seconds in runs), 1)
+    return {"phase": name, "job": job_id, "node": info["nodes"], "submit_to_start_s": total,
+            "playbook_runs": runs, "playbooks_s": playbooks, "controller_share_s": round(total - playbooks, 1),
+            "tier_at_submit": demo.timeline(job_id, info)["nodes"][info["nodes"][0]]["tier_at_submit"]}
+
+
+def measure(name, jobs, say, spacing=0.0):
     controller = demo.Controller(policy=phase_policy(name, jobs),
                                  log=repo_path("build", "lab", "bench-%s.log" % name)).start()
     results = []
@@ -88,20 +98,22 @@ def measure(name, jobs, say):
             demo.wait_for("%d parked nodes" % jobs,
                           lambda: controller.check_alive() and demo.count("parked") >= jobs, 1800)
         time.sleep(5)   # let the pass that reached the floor settle
+        submitted = []
         for index in range(jobs):
             job_id = demo.slurm("sbatch", "-N1", "-J", "bench-%s-%d" % (name, index), "--chdir=/tmp",
                                 "--output=/dev/null", "--wrap", "sleep 100000").split()[-1]
+            submitted.append(job_id)
+            if spacing:         # the next one goes in while this one is being served
+                time.sleep(spacing)
+                continue
             demo.wait_for("job %s to start" % job_id,
                           lambda: controller.check_alive() and demo.job(job_id)["start"], 2400, poll=0.5)
-            time.sleep(4)   # the serving decision's outcome is recorded by the next pass
-            info = demo.job(job_id)
-            runs = served_by(job_id, info)
-            total = round(info["start"] - info["submit"], 1)
-            playbooks = round(sum(seconds for _a, seconds in runs), 1)
-            row = {"phase": name, "job": job_id, "node": info["nodes"], "submit_to_start_s": total,
-                   "playbook_runs": runs, "playbooks_s": playbooks,
-                   "controller_share_s": round(total - playbooks, 1),
-                   "tier_at_submit": demo.timeline(job_id, info)["nodes"][info["nodes"][0]]["tier_at_submit"]}
+        for job_id in submitted:
+            demo.wait_for("job %s to start" % job_id,
+                          lambda: controller.check_alive() and demo.job(job_id)["start"], 2400, poll=0.5)
+        time.sleep(4)   # the serving decisions' outcomes are recorded by the next pass
+        for job_id in submitted:
+            row = _row(name, job_id)
             say(json.dumps(row))
             results.append(row)
     finally:
@@ -161,19 +173,21 @@ def summary(rows):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--jobs", type=int, default=5, help="jobs per tier (default 5)")
+    parser.add_argument("--spacing", type=float, default=0.0,
+                        help="cold and warm phases: submit a job every SPACING seconds instead of one at a time")
     parser.add_argument("--phases", default="cold,hot,warm,gang-substitute,gang-rollback", help="which phases, in order (default: all)")
     opts = parser.parse_args()
 
     def say(text):
         print(text, flush=True)
-    report = {"load_before": os.getloadavg(), "phases": {}}
+    report = {"load_before": os.getloadavg(), "spacing_s": opts.spacing, "phases": {}}
     for name in opts.phases.split(","):
         if name.startswith("gang-"):
             row = measure_gang(name, say)
             report["phases"][name] = {"summary": {k: row[k] for k in ("submit_to_start_s", "rank_spread_s")},
                                       "jobs": [row], "load": os.getloadavg()}
             continue
-        rows = measure(name, opts.jobs, say)
+        rows = measure(name, opts.jobs, say, opts.spacing if name in ("cold", "warm") else 0.0)
         report["phases"][name] = {"summary": summary(rows), "jobs": rows, "load": os.getloadavg()}
         say("%s: %s" % (name, json.dumps(report["phases"][name]["summary"])))
     with open(repo_path("build", "lab", "bench-submit-to-start.json"), "w") as handle:
