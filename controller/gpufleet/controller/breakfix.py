@@ -17,7 +17,7 @@ import time
 
 from gpufleet.day2 import repair
 
-__all__ = ["gate_failures", "sel_entries", "complete", "write", "sel_path", "record_path"]
+__all__ = ["gate_failures", "sel_entries", "complete", "write", "sel_path", "record_path", "for_failed_bringups"]
 
 _MAX_ENTRIES = 50
 
@@ -85,13 +85,35 @@ def complete(record, report_dir, run_outcome="ok"):
     case = repair.Case(node, record["pool"], "recycle_failed", 0.0,
                        failed_recycles=tuple(record.get("failed_recycles") or ()))
     full = repair.break_fix_record(case, [tuple(r) for r in record.get("reasons") or ()],
-                                   gate_failures(report_dir, node), log)
+                                   gate_failures(report_dir, node), log,
+                                   failed_what=record.get("failed_what") or "recycle")
     done = dict(node=full.node, pool=full.pool, reasons=[list(r) for r in full.reasons],
                 failed_recycles=list(full.failed_recycles), gate_failures=list(full.gate_failures),
-                bmc_log=list(full.bmc_log), bmc_log_notes=list(notes), summary=full.summary)
+                bmc_log=list(full.bmc_log), bmc_log_notes=list(notes), summary=full.summary,
+                failed_what=record.get("failed_what") or "recycle")
     done["summary"] += "; SEL: %s" % ("%d entr%s" % (len(log), "y" if len(log) == 1 else "ies") if log
                                       else "; ".join(notes) or "no entries")
     return done
+
+
+def for_failed_bringups(node, pool, history, parse_time):
+    """The record for a node the planner hands to a human after failed bring-ups in a row.
+
+    ``history``: the node's ledger transitions, oldest first; ``parse_time``: ISO text -> epoch.
+    Its reasons are the failures since the node was last good (ready, hot, joined), each with
+    the step it failed in; the SEL and the last gate's failures are added by ``complete``, as
+    for a day-2 break_fix, so a technician gets one kind of record whichever path sent the node.
+    """
+    failures = []
+    for step in history:
+        if step["to_state"] in ("ready", "hot", "joined"):
+            failures = []
+        elif step["to_state"] == "failed":
+            failures.append((parse_time(step["at"]), "failed in %s: %s" % (
+                step.get("from_state") or "?", step.get("why") or "no reason recorded")))
+    return dict(node=node, pool=pool, reasons=[list(f) for f in failures],
+                failed_recycles=[t for t, _why in failures], failed_what="bring-up", gate_failures=[],
+                bmc_log=[], summary="%s: %d failed bring-up(s) in a row" % (node, len(failures)))
 
 
 def write(report_dir, record, now=None):

@@ -189,7 +189,8 @@ class Reconciler:
         # the rollout's canaries and phase are written before its steps are recorded: a restarted
         # controller keeps the canaries it chose (docs/day2.md)
         mine = rollouts.apply_updates(self, world)
-        for action in list(world.day2.actions) + mine + requests + list(plan.actions):
+        planned = [self._with_record(a) for a in plan.actions]
+        for action in list(world.day2.actions) + mine + requests + planned:
             machine = not _ledger_only(action)
             if machine and busy.intersection(action.nodes):
                 continue   # never two machine actions on one node at once
@@ -208,6 +209,15 @@ class Reconciler:
         self.launcher.launch(to_run, self._views)
         self._spool_done()
         return PassResult(plan=plan, started=started, finished=finished, jobs=jobs, nodes=views)
+
+    def _with_record(self, action):
+        """The planner's break_fix (failed bring-ups in a row) gets a technician's record, its
+        SEL read and its file like day-2's; the planner stays pure, the ledger is read here."""
+        if action.kind != "break_fix" or getattr(action, "record", None) is not None or len(action.nodes) != 1:
+            return action
+        node = action.nodes[0]
+        record = breakfix.for_failed_bringups(node, action.pool, self.ledger.history(node), supply.epoch)
+        return Day2Action("break_fix", action.pool, action.nodes, action.reason, record=record)
 
     def _spool_requests(self):
         """Power-saving requests waiting in the spool; removed after their decisions are recorded."""

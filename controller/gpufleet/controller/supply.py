@@ -6,10 +6,11 @@ from datetime import datetime, timezone
 
 from gpufleet.capacity import model
 
-__all__ = ["node_views", "slurm_state"]
+__all__ = ["node_views", "slurm_state", "epoch"]
 
 
-def _epoch(iso_text):
+def epoch(iso_text):
+    """The ledger's ISO time as seconds since the epoch (0.0 for none)."""
     if not iso_text:
         return 0.0
     return datetime.strptime(iso_text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
@@ -57,13 +58,13 @@ def node_views(hosts, ledger_records, slurm_nodes, jobs, planning, now, history_
             continue
         record = by_name.get(name) or {}
         history = list(history_of(name)) if record else []
-        gate_at = max([_epoch(t["at"]) for t in history if t["to_state"] == "ready"], default=None)
+        gate_at = max([epoch(t["at"]) for t in history if t["to_state"] == "ready"], default=None)
         on_node = tuple(running.get(name, ()))
         slurm = slurm_nodes.get(name)
         state = record.get("state") or "enrolled"   # not in the ledger yet: needs the full bring-up
         tier = planning.classify(pool, state, slurm_state(slurm), gate_at, now, on_node,
                                  record.get("image_version"))
-        since = _epoch(record.get("updated_at"))
+        since = epoch(record.get("updated_at"))
         idle_since = max(since, (slurm.last_busy or 0.0) if slurm else 0.0) if tier == model.IDLE else None
         views.append(model.NodeView(
             node=name, pool=pool, tier=tier, state=record.get("state") or "", since=since,

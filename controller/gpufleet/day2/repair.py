@@ -125,12 +125,13 @@ def replacements(failed, jobs, nodes):
     return tuple(steps)
 
 
-def break_fix_record(case, reasons, gate_failures, bmc_log):
-    """reasons: (time, words) pairs from the persistence tracks and the ledger."""
+def break_fix_record(case, reasons, gate_failures, bmc_log, failed_what="recycle"):
+    """reasons: (time, words) pairs from the persistence tracks and the ledger; ``failed_what``:
+    what ``case.failed_recycles`` counts (the planner's break_fix counts failed bring-ups)."""
     ordered = tuple(sorted(reasons))
     last = ordered[-1][1] if ordered else "no reason recorded"
     return BreakFixRecord(case.node, case.pool, ordered, tuple(case.failed_recycles),
                           tuple(gate_failures), tuple(bmc_log),
-                          f"{case.node}: {len(case.failed_recycles)} failed recycle(s); last "
+                          f"{case.node}: {len(case.failed_recycles)} failed {failed_what}(s); last "
                           f"reason: {last}; last gate failures: "
                           f"{', '.join(gate_failures) or 'none recorded'}")

@@ -70,3 +70,14 @@ def test_a_bmc_without_logs_keeps_its_note_and_a_passed_gate_says_so(tmp_path):
     done = breakfix.complete(RECORD, str(tmp_path))
     assert done["bmc_log"] == [] and "offers no LogServices" in done["summary"]
     assert done["gate_failures"] == ["last gate report rep-1 (None) passed"]
+
+
+def test_the_bring_up_record_counts_the_failures_since_the_node_was_last_good():
+    steps = [("imaging", "failed", "old failure"), ("failed", "imaging", "retry"), ("imaging", "ready", "gate ok"),
+             ("ready", "joined", "admitted"), ("joined", "recycling", "reimage"),
+             ("recycling", "failed", "pxe timeout"), ("failed", "imaging", "retry"),
+             ("imaging", "failed", "gate: nvlink down")]
+    history = [dict(from_state=a, to_state=b, why=w, at=float(i)) for i, (a, b, w) in enumerate(steps)]
+    record = breakfix.for_failed_bringups("n1", "lab", history, float)
+    assert record["failed_recycles"] == [5.0, 7.0] and record["failed_what"] == "bring-up"
+    assert record["reasons"] == [[5.0, "failed in recycling: pxe timeout"], [7.0, "failed in imaging: gate: nvlink down"]]

@@ -106,13 +106,27 @@ def test_a_second_controller_exits_naming_the_lease_holder(ledger, make_reconcil
     assert records.lease_holder(ledger, 1000.0)[0] == "ctl-b"
 
 
-def test_break_fix_is_a_ledger_step(ledger, make_reconciler):
-    for target in ("enrolled", "inspected", "imaging", "failed"):
-        ledger.transition("n3", target, "test", "setup")
-    rec, runs, _p = make_reconciler([Action(kind="break_fix", pool="lab", nodes=("n3",), reason="failed twice")])
+def test_the_planners_break_fix_reads_the_sel_and_writes_a_record_of_the_failed_bring_ups(
+        ledger, make_reconciler, tmp_path):
+    import json
+    for target, why in (("enrolled", "setup"), ("inspected", "setup"), ("imaging", "setup"),
+                        ("failed", "image checksum mismatch"), ("recycling", "retry"),
+                        ("imaging", "reimage"), ("failed", "gate: gpu_count 7 of 8")):
+        ledger.transition("n3", target, "test", why)
+    rec, runs, _p = make_reconciler([Action(kind="break_fix", pool="lab", nodes=("n3",), reason="failed twice")],
+                                    runs=Runs(rc=2))      # the BMC could not be read
+    rec.report_dir = str(tmp_path)
     rec.once()
-    assert ledger.get("n3")["state"] == "break_fix" and runs.calls == []
+    rec.drain()
+    assert [c[0] for c in runs.calls] == ["break_fix"]
+    assert ledger.get("n3")["state"] == "break_fix"
     assert records.decisions(ledger)[0]["outcome"] == "ok"
+    record = json.loads((tmp_path / "break_fix" / "n3.json").read_text())
+    assert record["summary"].startswith("n3: 2 failed bring-up(s); last reason: failed in imaging: ")
+    assert sorted(r[1] for r in record["reasons"]) == ["failed in imaging: gate: gpu_count 7 of 8",
+                                                       "failed in imaging: image checksum mismatch"]
+    assert record["bmc_log_notes"][0].startswith("SEL unreadable")
+    assert "record: %s" % (tmp_path / "break_fix" / "n3.json") in ledger.history("n3")[-1]["why"]
 
 
 def test_reconciler_is_built_from_injected_parts_only():
