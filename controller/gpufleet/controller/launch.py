@@ -2,8 +2,9 @@
 and each decision's outcome from the ledger afterwards.
 
 The planner asks for one node per bring-up; the acceptance gate validates the fabric across a
-set of nodes (2 in the lab profile), so the bring-ups started in one pass for one pool run as
-ONE playbook run, and known-good nodes of the pool (hot or idle) are offered as fabric peers
+set of nodes (2 in the lab profile), so the bring-ups started in one pass for one pool and
+one fabric set (the inventory's ``gpufleet_fabric_set``; unset, the pool) run as ONE playbook
+run, and known-good nodes of that pool and fabric set (hot or idle) are offered as fabric peers
 for a set that would otherwise be short (a lone spare, a batch where one node failed early).
 A batch's playbook fails when any member fails, so each decision's outcome is read from its
 own nodes' ledger states, not from the run's exit code.
@@ -29,15 +30,17 @@ def expected_state(action):
 
 
 class Launcher:
-    def __init__(self, ledger, planning, actuator, journal, clock, say):
+    def __init__(self, ledger, planning, actuator, journal, clock, say, fabric_set_of=lambda node: ""):
         self.ledger, self.planning, self.actuator, self.journal = ledger, planning, actuator, journal
         self.clock, self.say = clock, say
+        self.fabric_set_of = fabric_set_of   # node -> its fabric set name ("" = the pool's)
 
     def launch(self, pairs, views):
         """Start runs for recorded (decision id, action) pairs; ``views``: node -> NodeView."""
         groups = {}
         for decision_id, action in pairs:
-            key = (action.kind, action.pool, action.target_tier) if action.kind in _BATCHED else decision_id
+            key = ((action.kind, action.pool, action.target_tier, self._fabric_set(action.nodes))
+                   if action.kind in _BATCHED else decision_id)
             groups.setdefault(key, []).append((decision_id, action))
         for batch in groups.values():
             self._start(batch, views)
@@ -81,10 +84,13 @@ class Launcher:
                     records.transition(self.ledger, node, records.states.RECYCLING, "retry: %s" % action.reason,
                                        run_id="ctl-%s" % decision_id)
 
+    def _fabric_set(self, nodes):
+        return self.fabric_set_of(nodes[0]) if nodes else ""
+
     def _peers(self, pool, nodes, views):
-        busy = self.actuator.busy_nodes()
+        busy, fabric_set = self.actuator.busy_nodes(), self._fabric_set(nodes)
         return sorted(n for n, v in views.items() if v.pool == pool and v.tier in _PEER_TIERS
-                      and n not in nodes and n not in busy)
+                      and n not in nodes and n not in busy and self.fabric_set_of(n) == fabric_set)
 
     def settle(self, action, outcome):
         """The decision's outcome from its own nodes: a batch run fails when any member fails."""

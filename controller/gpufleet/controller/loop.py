@@ -65,7 +65,8 @@ class Reconciler:
         self.report_dir = report_dir     # gate reports are read and break_fix records written here
         self.hosts, self.controller_id, self.clock, self.out = hosts, controller_id, clock, out
         self.journal = Journal(ledger, controller_id)
-        self.launcher = Launcher(ledger, planning, actuator, self.journal, clock, self._say)
+        self.launcher = Launcher(ledger, planning, actuator, self.journal, clock, self._say,
+                                 fabric_set_of=lambda node: getattr(self.hosts.get(node), "fabric_set", ""))
         self._views = {}
         # day-2 persistence tracks: read from the ledger on the first pass, stored when they change,
         # so a restarted controller counts on from where the last one stopped

@@ -40,3 +40,17 @@ def test_expected_states():
     assert expected_state(act("bringup", target_tier="warm")) == "parked"
     assert expected_state(act("wake", target_tier="joined")) == "joined"
     assert expected_state(act("admit")) == "joined" and expected_state(act("break_fix")) is None
+
+
+def test_bringups_run_per_fabric_set_with_peers_of_the_same_set(ledger, make_reconciler):
+    from dataclasses import replace
+    rec, runs, _p = make_reconciler([bringup("n1"), bringup("n2")])
+    rec.hosts = {name: replace(host, fabric_set="su1" if name in ("n1", "n3") else "su2")
+                 for name, host in rec.hosts.items()}
+    views = (NodeView("n1", "lab", "cold", ""), NodeView("n2", "lab", "cold", ""),
+             NodeView("n3", "lab", "hot", "hot"), NodeView("n4", "lab", "idle", "joined"))
+    rec.read_world = lambda now=None: World((), (), (), views)
+    rec.once()
+    rec.drain()
+    runs_by_target = {extra["gpufleet_targets"]: extra["gpufleet_fabric_peers"] for _pb, extra, _r in runs.calls}
+    assert runs_by_target == {"n1": ["n3"], "n2": ["n4"]}    # two runs, never a peer across sets
