@@ -17,7 +17,7 @@ from ansible_collections.gpufleet.baremetal.plugins.module_utils.errors import G
 
 from gpufleet.controller.errors import ControllerError
 
-__all__ = ["Catalogue", "MANIFEST_TEMPLATE", "URL_TEMPLATE"]
+__all__ = ["Catalogue", "MANIFEST_TEMPLATE", "URL_TEMPLATE", "pool_versions"]
 
 MANIFEST_TEMPLATE = "gpufleet_image_manifest_template"
 URL_TEMPLATE = "gpufleet_image_url_template"
@@ -73,3 +73,23 @@ class Catalogue:
                 "--version %s`; a site: build and sign it with `gpufleet image build` / `gpufleet image sign` and "
                 "put manifest.json, its .sig and the artifact where %s points)."
                 % (version, getattr(exc, "msg", str(exc)), version, MANIFEST_TEMPLATE), version=version)
+
+
+def pool_versions(rollout_rows):
+    """{pool: the image version its last finished rollout left} from the ledger's rollout rows
+    (oldest first): ``done`` -> its new version, ``rolled_back`` -> the one it left.
+
+    A pool whose latest rollout is still under way is left out (the rollout moves its nodes;
+    both versions are in service meanwhile), and so is a pool that never had one: its version
+    is whatever the variable files install, and the controller compares nothing (a spelling
+    difference between the files and the ledger must never send a fleet to reimage)."""
+    latest = {}
+    for row in rollout_rows:
+        latest[row["pool"]] = row
+    found = {}
+    for pool, row in latest.items():
+        if row["phase"] == "done":
+            found[pool] = row["to_version"]
+        elif row["phase"] == "rolled_back":
+            found[pool] = row["from_version"]
+    return found

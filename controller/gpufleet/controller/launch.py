@@ -30,10 +30,12 @@ def expected_state(action):
 
 
 class Launcher:
-    def __init__(self, ledger, planning, actuator, journal, clock, say, fabric_set_of=lambda node: ""):
+    def __init__(self, ledger, planning, actuator, journal, clock, say, fabric_set_of=lambda node: "",
+                 image_vars=lambda pool: {}):
         self.ledger, self.planning, self.actuator, self.journal = ledger, planning, actuator, journal
         self.clock, self.say = clock, say
         self.fabric_set_of = fabric_set_of   # node -> its fabric set name ("" = the pool's)
+        self.image_vars = image_vars         # pool -> the variables installing its image ({}: the files')
 
     def launch(self, pairs, views):
         """Start runs for recorded (decision id, action) pairs; ``views``: node -> NodeView."""
@@ -64,6 +66,10 @@ class Launcher:
             self._before(decision_id, action)
         if first.kind == "bringup":
             extra["gpufleet_fabric_peers"] = self._peers(first.pool, nodes, views)
+        if first.kind in ("bringup", "recycle") and not getattr(first, "image", None):
+            # after a rollout the pool's image is its version, not the variable files'
+            # (a rollout's own recycles carry theirs)
+            extra.update(self.image_vars(first.pool))
         if first.kind == "wake":
             # re-gate only when a member's last gate result is past the policy's validity
             extra["gpufleet_wake_regate"] = not all(
@@ -78,10 +84,13 @@ class Launcher:
             records.gang_rollback(self.ledger, action.gang_id, action.reason)
         if action.kind == "bringup":
             # a failed node is brought up again through recycling (the ledger's retry edge);
-            # its failure stays in the history, so the planner counts it
+            # its failure stays in the history, so the planner counts it. A hot or parked node
+            # on another image than the pool's (after a rollout) is reimaged the same way.
             for node in action.nodes:
-                if (self.ledger.get(node) or {}).get("state") == records.states.FAILED:
-                    records.transition(self.ledger, node, records.states.RECYCLING, "retry: %s" % action.reason,
+                state = (self.ledger.get(node) or {}).get("state")
+                if state in (records.states.FAILED, records.states.HOT, records.states.PARKED):
+                    why = "retry" if state == records.states.FAILED else "reimage"
+                    records.transition(self.ledger, node, records.states.RECYCLING, "%s: %s" % (why, action.reason),
                                        run_id="ctl-%s" % decision_id)
 
     def _fabric_set(self, nodes):

@@ -9,7 +9,7 @@ import time
 from dataclasses import replace
 
 from gpufleet.capacity.model import UNAVAILABLE
-from gpufleet.controller import breakfix, inventory, records, rollouts, spool, supply
+from gpufleet.controller import breakfix, images, inventory, records, rollouts, spool, supply
 from gpufleet.controller.errors import ControllerError, LeaseHeld
 from gpufleet.controller.journal import Journal
 from gpufleet.controller.launch import Launcher
@@ -66,7 +66,10 @@ class Reconciler:
         self.hosts, self.controller_id, self.clock, self.out = hosts, controller_id, clock, out
         self.journal = Journal(ledger, controller_id)
         self.launcher = Launcher(ledger, planning, actuator, self.journal, clock, self._say,
-                                 fabric_set_of=lambda node: getattr(self.hosts.get(node), "fabric_set", ""))
+                                 fabric_set_of=lambda node: getattr(self.hosts.get(node), "fabric_set", ""),
+                                 image_vars=self._image_vars)
+        self.pool_images = {}          # {pool: version} after finished rollouts (read each pass)
+        self._said_images = set()
         self._views = {}
         # day-2 persistence tracks: read from the ledger on the first pass, stored when they change,
         # so a restarted controller counts on from where the last one stopped
@@ -87,10 +90,38 @@ class Reconciler:
         now = self.clock() if now is None else now
         raw = self.source.jobs()
         slurm_nodes = self._slurm_nodes = self.source.nodes()
+        self.pool_images = self._read_pool_images()
         views = supply.node_views(self.hosts, records.node_records(self.ledger), slurm_nodes, raw, self.planning,
-                                  now, history_of=self.ledger.history)
+                                  now, history_of=self.ledger.history, pool_images=self.pool_images)
         mapped, unservable = self.planning.map_jobs(raw, views)
         return World(raw, mapped, unservable, views)
+
+    def _read_pool_images(self):
+        """{pool: version} its last finished rollout left (images.pool_versions), only where the
+        catalogue can install that version: a hot or parked node on another version is then
+        cold and its bring-up installs the pool's version. Without a catalogue nothing is
+        compared (said once): the variable files' version is installed as before."""
+        found = images.pool_versions(records.rollouts(self.ledger))
+        usable = {}
+        for pool, version in sorted(found.items()):
+            why = "no image catalogue is given to the controller" if self.catalogue is None else None
+            if why is None:
+                try:
+                    self.catalogue.resolve(version)
+                except ControllerError as exc:
+                    why = exc.msg
+            if why is None:
+                usable[pool] = version
+            elif (pool, why) not in self._said_images:
+                self._said_images.add((pool, why))
+                self._say("pool %s: its last rollout left image %s, but %s: bring-ups install the variable "
+                          "files' version and parked nodes are not compared" % (pool, found[pool], why))
+        return usable
+
+    def _image_vars(self, pool):
+        """The playbook variables installing the pool's image (none: the variable files')."""
+        version = self.pool_images.get(pool)
+        return self.catalogue.resolve(version) if version else {}
 
     def plan(self, now=None, commit=False):
         """The capacity plan after the day-2 stage; nodes day-2 holds are no supply for it.

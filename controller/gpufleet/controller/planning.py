@@ -39,11 +39,11 @@ class Planning:
                 return name
         return None
 
-    def classify(self, pool, ledger_state, slurm_state, gate_passed_at, now, jobs, image_version):
+    def classify(self, pool, ledger_state, slurm_state, gate_passed_at, now, jobs, image_version, pool_image=None):
         from gpufleet.capacity.tiers import classify
         tier, _why = classify(ledger_state, slurm_state, gate_passed_at=gate_passed_at,
                               gate_validity=self.policy.pools[pool].gate_validity, now=now, jobs=jobs,
-                              image_version=image_version)
+                              image_version=image_version, pool_image=pool_image)
         return tier
 
     def map_jobs(self, jobs, nodes):

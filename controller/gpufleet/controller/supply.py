@@ -43,11 +43,13 @@ def consecutive_failures(history):
     return count
 
 
-def node_views(hosts, ledger_records, slurm_nodes, jobs, planning, now, history_of=lambda node: ()):
+def node_views(hosts, ledger_records, slurm_nodes, jobs, planning, now, history_of=lambda node: (), pool_images=None):
     """NodeViews of every inventory host a pool claims, sorted by name.
 
     ``hosts``: inventory name -> Host; ``ledger_records``: the ledger's node dicts;
-    ``slurm_nodes``: name -> SlurmNode; ``history_of(node)``: its ledger transitions.
+    ``slurm_nodes``: name -> SlurmNode; ``history_of(node)``: its ledger transitions;
+    ``pool_images``: {pool: its image version} (images.pool_versions): a hot or parked node on
+    another version is cold (needs a bring-up that installs the pool's version).
     """
     by_name = {r["node"]: r for r in ledger_records}
     running = _jobs_by_node(jobs)
@@ -63,7 +65,7 @@ def node_views(hosts, ledger_records, slurm_nodes, jobs, planning, now, history_
         slurm = slurm_nodes.get(name)
         state = record.get("state") or "enrolled"   # not in the ledger yet: needs the full bring-up
         tier = planning.classify(pool, state, slurm_state(slurm), gate_at, now, on_node,
-                                 record.get("image_version"))
+                                 record.get("image_version"), pool_image=(pool_images or {}).get(pool))
         since = epoch(record.get("updated_at"))
         idle_since = max(since, (slurm.last_busy or 0.0) if slurm else 0.0) if tier == model.IDLE else None
         views.append(model.NodeView(

@@ -36,7 +36,7 @@ class FakePlanning:
     def pool_of(self, host):
         return "lab"
 
-    def classify(self, pool, state, slurm_state, gate_at, now, jobs, image):
+    def classify(self, pool, state, slurm_state, gate_at, now, jobs, image, pool_image=None):
         return {"hot": "hot", "parked": "warm", "joined": "busy" if jobs else "idle"}.get(state, "cold")
 
     def map_jobs(self, jobs, nodes):

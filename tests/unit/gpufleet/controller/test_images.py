@@ -28,3 +28,15 @@ def test_resolve_refuses_with_the_fix(variables, version, words):
 def test_verify_needs_the_trusted_key():
     with pytest.raises(ControllerError, match="gpufleet_image_public_key is not set"):
         Catalogue(TEMPLATES).verify("v2", lambda *a, **k: {})
+
+
+def test_the_pool_version_is_what_its_last_finished_rollout_left():
+    from gpufleet.controller.images import pool_versions
+    rows = [{"pool": "a", "phase": "done", "from_version": "v1", "to_version": "v2"},
+            {"pool": "a", "phase": "rolled_back", "from_version": "v2", "to_version": "v3"},
+            {"pool": "b", "phase": "done", "from_version": "v1", "to_version": "v2"},
+            {"pool": "b", "phase": "batches", "from_version": "v2", "to_version": "v3"},
+            {"pool": "c", "phase": "done", "from_version": "v4", "to_version": "v5"}]
+    # a: rolled back to v2; b: a rollout under way, nothing compared; c: done at v5
+    assert pool_versions(rows) == {"a": "v2", "c": "v5"}
+    assert pool_versions([]) == {}

@@ -9,7 +9,7 @@ class Seen(FakePlanning):
         super().__init__()
         self.calls = []
 
-    def classify(self, pool, state, slurm_state, gate_at, now, jobs, image):
+    def classify(self, pool, state, slurm_state, gate_at, now, jobs, image, pool_image=None):
         self.calls.append((state, slurm_state, gate_at, jobs))
         return super().classify(pool, state, slurm_state, gate_at, now, jobs, image)
 

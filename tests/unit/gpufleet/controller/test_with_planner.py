@@ -83,3 +83,43 @@ def _with_hot_gate(read):
         world.nodes = tuple(replace(v, tier="hot") if v.state == "hot" else v for v in world.nodes)
         return world
     return read_world
+
+
+def _hot_on(ledger, nodes, version):
+    for node in nodes:
+        for target in ("enrolled", "inspected", "imaging", "configuring", "validating", "ready", "hot"):
+            ledger.transition(node, target, "test", "setup", image_version=version)
+
+
+def test_after_a_finished_rollout_hot_nodes_on_the_old_image_are_brought_up_on_the_new_one(ledger):
+    from gpufleet.controller.images import Catalogue
+    _hot_on(ledger, ("lab-r1n1", "lab-r1n2"), "v1")
+    rec, runs = reconciler(ledger, runs=Runs())
+    rec.catalogue = Catalogue({"gpufleet_image_manifest_template": "/srv/img/{version}/manifest.json",
+                               "gpufleet_image_url_template": "https://media/{version}.tgz"})
+    rid = records.start_rollout(ledger, "lab", "v1", "v2", "test", "new driver")
+    # while the rollout is under way both versions serve: no v1 node is brought up again
+    planned = rec.once(dry_run=True).plan.actions
+    assert not {n for a in planned if a.kind == "bringup" for n in a.nodes} & {"lab-r1n1", "lab-r1n2"}
+    records.set_rollout_phase(ledger, rid, "done", "all moved")
+    started = rec.once().started
+    rec.drain()
+    assert sorted(n for _i, a in started if a.kind == "bringup" for n in a.nodes) == ["lab-r1n1", "lab-r1n2"]
+    (playbook, extra, _run), = runs.calls
+    assert playbook == "bringup" and extra["gpufleet_image_version"] == "v2"
+    assert extra["gpufleet_image_url"] == "https://media/v2.tgz"
+    assert [t["to_state"] for t in ledger.history("lab-r1n1")][-1] == "recycling"
+    assert ledger.history("lab-r1n1")[-1]["why"].startswith("reimage: ")
+
+
+def test_without_a_usable_catalogue_the_old_image_is_left_alone_and_said_once(ledger):
+    import io
+    from gpufleet.controller.images import Catalogue
+    _hot_on(ledger, ("lab-r1n1", "lab-r1n2"), "v1")
+    rec, runs = reconciler(ledger, runs=Runs())
+    rec.catalogue, rec.out = Catalogue({}), io.StringIO()
+    rid = records.start_rollout(ledger, "lab", "v1", "v2", "test", "new driver")
+    records.set_rollout_phase(ledger, rid, "done", "all moved")
+    assert rec.once().started == [] and rec.once().started == []
+    said = rec.out.getvalue()
+    assert said.count("its last rollout left image v2, but No image catalogue") == 1, said
