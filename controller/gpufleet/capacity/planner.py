@@ -10,7 +10,10 @@ fleet's concurrency budget goes to the most urgent work first:
 4. scale-down of long-idle joined nodes (held hot or parked warm), before the floors so a
    held node spares a wake;
 5. proactive: the hot and warm floors in force (base, schedule, forecast);
-6. surplus hot nodes (above the floor and unused, or above the ceiling) parked.
+6. surplus hot nodes (above the floor and unused, or above the ceiling) parked;
+7. fabric companions: bring-ups too few for the gate's fabric phase, with no known-good node
+   of the pool free to measure with, get companions from cold (one playbook run validates
+   them together; alone they would fail the gate for want of a peer).
 """
 from gpufleet.capacity.budget import Budget
 from gpufleet.capacity.demand import map_jobs
@@ -18,7 +21,7 @@ from gpufleet.capacity.emit import Pass
 from gpufleet.capacity.fill import proactive, reactive
 from gpufleet.capacity.floors import floors_at
 from gpufleet.capacity.gang import advance, form
-from gpufleet.capacity.model import BUSY, HOT, IDLE, TIERS, Plan
+from gpufleet.capacity.model import BUSY, COLD, HOT, IDLE, TIERS, Plan
 from gpufleet.capacity.scaledown import park_surplus_hot, release_idle
 from gpufleet.capacity.view import build_views
 
@@ -50,10 +53,47 @@ def plan(demand, supply, policy, now, history=None, index=None):
     for name in policy.pools:
         park_surplus_hot(run, name, floors[name], *have[name])
     for name in policy.pools:
+        _fabric_companions(run, name)
+    for name in policy.pools:
         _summarise(run, name, pending[name])
     run.notes["unservable"] = [{"job_id": job.job_id, "reason": reason}
                                for job, reason in mapped.unservable]
     return Plan(actions=tuple(run.actions), notes=run.notes)
+
+
+def _fabric_companions(run, name):
+    """Bring-ups of this pass fewer than ``fabric_test_nodes`` and no hot or idle node of the
+    pool free (the launcher offers those as fabric peers): bring up more cold
+    nodes with them, same target, within the limits. Nodes on their way do not count: they
+    are not validated when this pass's run reaches its fabric phase. (The planner sees pools,
+    not fabric sets: a pool spanning several sets may still come up short; the gate says so.)"""
+    size = run.policy.pools[name].fabric_test_nodes
+    mine = [a for a in run.actions if a.pool == name and a.kind == "bringup"]
+    count = sum(len(a.nodes) for a in mine)
+    if not mine or count >= size:
+        return
+    view = run.views[name]
+    # what the launcher offers: hot or idle, running nothing, no node operation under way
+    # (reserve is a record: a gang's hot members stay peers until their admission)
+    # (reserve is a record: a gang's hot members stay peers until their admission); idle
+    # nodes pending jobs will start on (idle_claimed) are busy by then
+    acted = {n for a in run.actions if a.pool == name and a.kind != "reserve" for n in a.nodes}
+    free = {HOT: 0, IDLE: 0}
+    for n, v in view.nodes.items():
+        if v.tier in free and not v.jobs and n not in acted and n not in view.in_flight:
+            free[v.tier] += 1
+    if free[HOT] + max(0, free[IDLE] - view.idle_claimed) > 0:
+        return
+    first = mine[0]
+    for _ in range(size - count):
+        sources = view.free.get(COLD) or view.retryable
+        if not sources or not run.budget.spend(name, "bringup"):
+            run.note(name, "held_back", f"fabric peer for {first.nodes[0]}: no cold node or the limits hold it back")
+            return
+        node = sources.pop(0)
+        run.add("bringup", name, (node,), f"fabric peer for {first.nodes[0]}: the gate measures the fabric "
+                f"over {size} nodes and no known-good node of pool {name} is free: bringing up {node} with it",
+                target_tier=first.target_tier, job_id=None)
 
 
 def _pending_by_pool(mapped, policy):

@@ -238,6 +238,10 @@ class Pool(_Strict):
     park_to: Literal["auto", "hot", "warm"] = "auto"
     gate_validity: Duration = 7 * 86400.0
     failures_before_break_fix: int = Field(default=2, strict=True, ge=1, le=10)
+    # the acceptance gate's fabric phase measures this many nodes together (the gate
+    # profile's checks.nccl_multi_node.nodes, default 2): bring-ups short of a known-good
+    # peer get companions from cold (planner.py)
+    fabric_test_nodes: int = Field(default=2, strict=True, ge=1, le=64)
     estimates: Estimates = Estimates()
     schedules: Tuple[Schedule, ...] = ()
     forecast: Forecast = Forecast()

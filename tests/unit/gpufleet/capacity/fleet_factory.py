@@ -15,7 +15,9 @@ def make_policy(pools=None, limit=100, **pool):
     body = {}
     for name, overrides in pools.items():
         spec = {"sku": "sku-" + name, "members": {"patterns": [name + "-*"]},
-                "match": {"partitions": [name]}, "max_concurrent_bringups": 50}
+                "match": {"partitions": [name]}, "max_concurrent_bringups": 50,
+                # one node validates alone here; test_fabric_companions.py sets 2
+                "fabric_test_nodes": 1}
         spec.update(overrides)
         body[name] = spec
     return Policy.model_validate({"fleet": {"concurrency_limit": limit}, "pools": body})
