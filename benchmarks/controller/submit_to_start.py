@@ -107,7 +107,7 @@ def _row(name, job_id):
 def measure(name, jobs, say, spacing=0.0):
     controller = demo.Controller(policy=phase_policy(name, jobs),
                                  log=repo_path("build", "lab", "bench-%s.log" % name)).start()
-    results = []
+    results, submitted = [], []
     try:
         if name == "hot":
             demo.wait_for("%d hot nodes" % jobs, lambda: controller.check_alive() and demo.count("hot") >= jobs, 1800)
@@ -115,7 +115,6 @@ def measure(name, jobs, say, spacing=0.0):
             demo.wait_for("%d parked nodes" % jobs,
                           lambda: controller.check_alive() and demo.count("parked") >= jobs, 1800)
         time.sleep(5)   # let the pass that reached the floor settle
-        submitted = []
         for index in range(jobs):
             job_id = demo.slurm("sbatch", "-N1", "-J", "bench-%s-%d" % (name, index), "--chdir=/tmp",
                                 "--output=/dev/null", "--wrap", "sleep 100000").split()[-1]
@@ -134,7 +133,8 @@ def measure(name, jobs, say, spacing=0.0):
             say(json.dumps(row))
             results.append(row)
     finally:
-        demo.slurm("scancel", "--name", ",".join("bench-%s-%d" % (name, i) for i in range(jobs)))
+        if submitted:   # by id: scancel --name takes one name, not a list
+            demo.slurm("scancel", *submitted)
         controller.stop(signal.SIGTERM)
     return results
 
@@ -143,6 +143,7 @@ def measure_gang(name, say):
     """One -N4 gang on parked nodes with a gate fault on its first member."""
     controller = demo.Controller(policy=phase_policy(name, GANG),
                                  log=repo_path("build", "lab", "bench-%s.log" % name)).start()
+    job_id = None
     try:
         demo.wait_for("%d parked nodes" % GANG, lambda: controller.check_alive() and demo.count("parked") >= GANG, 1800)
         time.sleep(35)   # past gate_validity: every woken member is re-gated
@@ -175,6 +176,8 @@ def measure_gang(name, say):
         return row
     finally:
         demo.sh([demo.GPUFLEET, "lab", "clear-faults"], check=False)
+        if job_id:
+            demo.slurm("scancel", job_id)
         controller.stop(signal.SIGTERM)
 
 
