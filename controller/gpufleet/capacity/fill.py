@@ -1,8 +1,8 @@
 """Reactive and proactive supply for one pool: pending single-node jobs, then the floors.
 
-Reactive: pending jobs that idle nodes (and nodes already on their way) cannot serve get
-hot nodes resumed, then parked nodes woken, then cold nodes brought up: never more than the
-jobs need. Proactive: the hot and warm floors in force are filled the same way, counting
+Reactive: pending jobs that idle nodes cannot serve get hot nodes resumed (even while other
+nodes are on their way: seconds, not minutes), then the nodes on their way count, then parked
+nodes are woken and cold nodes brought up: never more than the jobs need. Proactive: the hot and warm floors in force are filled the same way, counting
 what is already on its way so nothing is started twice.
 """
 from gpufleet.capacity.emit import ago, warm_up
@@ -12,26 +12,33 @@ __all__ = ["reactive", "proactive"]
 
 
 def reactive(run, pool, singles):
-    """Serve pending single-node jobs; returns the on-the-way hot nodes left for the floors."""
+    """Serve pending single-node jobs; returns the on-the-way hot nodes left for the floors.
+
+    A free hot node serves a job before a node still on its way does: a resume takes seconds,
+    a bring-up or wake minutes. The node on its way then arrives as a spare (the floors count
+    it; scale-down parks it when nothing wants it)."""
     view = run.views[pool]
     idle = view.count(IDLE)
-    need = len(singles) - idle - view.resuming
-    spare_incoming = max(0, view.incoming_hot - max(0, need))
-    need -= view.incoming_hot
-    for job in singles[len(singles) - max(0, need):]:
-        why = (f"job {job.job_id} in pool {pool} pending {_age(run, job)} "
-               f"({job.reason or 'no reason'}); {idle} idle and "
-               f"{view.incoming_hot + view.resuming} on the way cannot serve it")
+    need = max(0, len(singles) - idle - view.resuming)
+    waiting = singles[len(singles) - need:] if need else []
+    hot = min(len(waiting), view.count(HOT))
+    for job in waiting[:hot]:
         node = view.take(HOT)
-        if node is not None:
-            run.add("resume", pool, (node,), f"{why}: resuming hot {node} (fastest tier)",
-                    job_id=job.job_id)
-            continue
-        if warm_up(run, pool, why, job_id=job.job_id) is None:
+        run.add("resume", pool, (node,), f"{_why(run, pool, job, idle, view)}: resuming hot {node} "
+                "(fastest tier)", job_id=job.job_id)
+    rest = waiting[hot:]
+    spare_incoming = max(0, view.incoming_hot - len(rest))
+    for job in rest[view.incoming_hot:]:
+        if warm_up(run, pool, _why(run, pool, job, idle, view), job_id=job.job_id) is None:
             cause = "concurrency limit reached" if view.startable() else "no free node"
             run.note(pool, "shortfall", f"job {job.job_id}: {cause} in pool {pool}")
             break
     return spare_incoming
+
+
+def _why(run, pool, job, idle, view):
+    return (f"job {job.job_id} in pool {pool} pending {_age(run, job)} ({job.reason or 'no reason'}); "
+            f"{idle} idle and {view.incoming_hot + view.resuming} on the way cannot serve it")
 
 
 def _age(run, job):

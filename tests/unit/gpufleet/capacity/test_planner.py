@@ -33,6 +33,11 @@ REACTIVE = [
      (flight("wake", "p-warm-00"),), []),
     ("in-flight resume counted", nodes(HOT, 2), [job(1)],
      (flight("resume", "p-hot-00"),), []),
+    # a hot node now beats a bring-up on its way (seconds, not minutes); the bring-up is a spare
+    ("hot before a bring-up on its way", nodes(HOT, 1) + nodes(COLD, 2), [job(1)],
+     (flight("bringup", "p-cold-00"),), [("resume", ("p-hot-00",))]),
+    ("on the way before a new bring-up", nodes(COLD, 3), [job(1)],
+     (flight("bringup", "p-cold-00"),), []),
     ("never more than needed", nodes(COLD, 10), [job(1), job(2)], (),
      [("bringup", ("p-cold-00",)), ("bringup", ("p-cold-01",))]),
     ("held jobs do not count", nodes(COLD, 2), [job(1, reason="JobHeldUser")], (), []),
