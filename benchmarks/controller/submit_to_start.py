@@ -11,7 +11,8 @@ capacity policy (the lab's, with the floors changed) and its own `gpufleet contr
 3. warm: the jobs are cancelled, floors warm=N: the idle nodes are parked (powered off through
    Redfish); one job at a time, each waits for a wake;
 4. gang-substitute and gang-rollback: an `-N4` job (the demo's, ranks print their start) on
-   parked nodes, with gate_validity 30 s so every woken member is re-gated; right after the
+   parked nodes, with gate_validity 30 s so every woken member is re-gated (and day-2's budget
+   0, so renewal does not recycle the nodes in service); right after the
    controller reserves the gang, a gate fault is injected on its first member. With
    substitution (the default) a spare replaces that member; with `gang_substitution: false` the
    gang rolls back and the job gets a new gang (what Slurm's power saving and Cluster
@@ -59,6 +60,10 @@ def phase_policy(name, jobs):
     for key in ("park_to", "gate_validity", "gang_substitution"):
         if key in spec:
             pool[key] = spec[key]
+    if "gate_validity" in spec:
+        # a 30 s validity would also make day-2 renewal recycle every node in service; budget
+        # 0 freezes day-2 work, so the phase measures the gang alone
+        pool.setdefault("day2", {})["budget"] = 0
     path = repo_path("build", "lab", "bench-policy-%s.yml" % name)
     with open(path, "w") as handle:
         yaml.safe_dump(policy, handle, sort_keys=False)
