@@ -146,11 +146,15 @@ def _gang_version(members):
     return min(counts, key=lambda v: (-counts[v], v)) if counts else None
 
 
-def _trouble(run, member, node, version=None):
-    """Why a member must be replaced, or None while it is fine."""
+def _trouble(run, member, node, version=None, on_its_way=False):
+    """Why a member must be replaced, or None while it is fine. ``on_its_way``: its wake or
+    bring-up is still running: until it ends, Slurm's view of it (DOWN while it boots) is no
+    sign of trouble, and one that passed its gate (ready) is minutes ahead of any spare."""
     if node is None:
         return f"{member.node} is no longer in the pool"
-    if node.tier == UNAVAILABLE:
+    if on_its_way and node.state in ("ready", "hot"):
+        return None
+    if node.tier == UNAVAILABLE and not (on_its_way and node.state != "failed"):
         return f"{member.node} is {node.state}"
     if version and node.tier in _KEEPS_IMAGE and node.image_version not in (None, version):
         return (f"{member.node} runs image {node.image_version}, the gang runs {version} "
@@ -168,7 +172,7 @@ def advance(run, pool, gang, job):
     if job is None:
         return _rollback(run, pool, gang, members, f"{why}: the job is no longer pending")
     version = _gang_version(members)
-    troubles = [(m, _trouble(run, m, n, version)) for m, n in members]
+    troubles = [(m, _trouble(run, m, n, version, m.node in view.in_flight)) for m, n in members]
     troubles = [(m, t) for m, t in troubles if t]
     if not troubles and all(n.tier == HOT for _, n in members):
         return run.add("admit", pool, tuple(m.node for m in gang.members),

@@ -101,6 +101,20 @@ def test_substitute_a_member_in_trouble(name, bad, spares, expected, spare):
     assert "admit" not in kinds(result)
 
 
+def test_a_member_waking_past_its_gate_is_not_replaced_while_its_wake_runs():
+    """The lab's gang benchmark: woken members re-gated, ready, Slurm still saying DOWN (the
+    tier reads unavailable) and past their own deadline; a cold spare would take minutes more."""
+    members = (node("m0", HOT), node("m1", HOT), node("m2", UNAVAILABLE, state="ready"))
+    gangs = [gang("g", 1, ["m0", "m1", "m2"], deadline_at=NOW + 1500, member_deadline=NOW - 1)]
+    waking = [flight("wake", "m2")]
+    assert run(POLICY, members + nodes(COLD, 1), [job(1, size=3)], waking, gangs).actions == ()
+    # once its wake has ended and it is still unavailable, it is in trouble
+    assert "substitute" in kinds(run(POLICY, members + nodes(COLD, 1), [job(1, size=3)], (), gangs))
+    # a member still validating when its deadline passes is replaced, in flight or not
+    late = (node("m0", HOT), node("m1", HOT), node("m2", PROVISIONING, state="validating"))
+    assert "substitute" in kinds(run(POLICY, late + nodes(COLD, 1), [job(1, size=3)], waking, gangs))
+
+
 @pytest.mark.parametrize("state", ["RUNNING", "PENDING"])
 def test_a_gang_whose_admission_is_under_way_is_left_to_it(state):
     # lab run: admit.yml had resumed the members and Slurm ran the job, the ledger still said
