@@ -15,6 +15,8 @@ fleet's concurrency budget goes to the most urgent work first:
    of the pool free to measure with, get companions from cold (one playbook run validates
    them together; alone they would fail the gate for want of a peer).
 """
+from bisect import insort
+
 from gpufleet.capacity.budget import Budget
 from gpufleet.capacity.demand import map_jobs
 from gpufleet.capacity.emit import Pass
@@ -63,18 +65,21 @@ def plan(demand, supply, policy, now, history=None, index=None):
 
 def _fabric_companions(run, name):
     """Bring-ups of this pass fewer than ``fabric_test_nodes`` and no hot or idle node of the
-    pool free (the launcher offers those as fabric peers): bring up more cold
-    nodes with them, same target, within the limits. Nodes on their way do not count: they
-    are not validated when this pass's run reaches its fabric phase. (The planner sees pools,
-    not fabric sets: a pool spanning several sets may still come up short; the gate says so.)"""
-    size = run.policy.pools[name].fabric_test_nodes
+    pool free (the launcher offers those as fabric peers): bring up more cold nodes with them,
+    same target, within the limits. Nodes on their way do not count: they are not validated
+    when this pass's run reaches its fabric phase. When the limits cannot give all the
+    companions now, the short bring-ups wait for a later pass instead of failing the gate
+    alone; with too few cold nodes, or limits below the set size, they never could, and go
+    alone. The planner sees pools, not fabric sets: a pool spanning several sets may still
+    come up short; the gate says so."""
+    settings = run.policy.pools[name]
+    size = settings.fabric_test_nodes
     mine = [a for a in run.actions if a.pool == name and a.kind == "bringup"]
     count = sum(len(a.nodes) for a in mine)
     if not mine or count >= size:
         return
     view = run.views[name]
     # what the launcher offers: hot or idle, running nothing, no node operation under way
-    # (reserve is a record: a gang's hot members stay peers until their admission)
     # (reserve is a record: a gang's hot members stay peers until their admission); idle
     # nodes pending jobs will start on (idle_claimed) are busy by then
     acted = {n for a in run.actions if a.pool == name and a.kind != "reserve" for n in a.nodes}
@@ -84,16 +89,38 @@ def _fabric_companions(run, name):
             free[v.tier] += 1
     if free[HOT] + max(0, free[IDLE] - view.idle_claimed) > 0:
         return
-    first = mine[0]
-    for _ in range(size - count):
+    first, want = mine[0], size - count
+    budget, cold = run.budget, len(view.free.get(COLD) or ()) + len(view.retryable)
+    if cold < want or min(settings.max_concurrent_bringups, run.policy.fleet.concurrency_limit) < size:
+        run.note(name, "held_back", f"fabric peer for {first.nodes[0]}: {cold} cold node(s) free, "
+                 f"limits {settings.max_concurrent_bringups}/{run.policy.fleet.concurrency_limit}, "
+                 f"fabric set size {size}: it comes up alone")
+        return
+    if budget.fleet_left < want or budget.pool_left[name] < want:
+        _withdraw(run, name, mine, f"fabric peers for {first.nodes[0]}: {want} more bring-up(s) needed "
+                  f"to validate with it and the limits allow {min(budget.fleet_left, budget.pool_left[name])} "
+                  "now: waiting for a later pass")
+        return
+    for _ in range(want):
         sources = view.free.get(COLD) or view.retryable
-        if not sources or not run.budget.spend(name, "bringup"):
-            run.note(name, "held_back", f"fabric peer for {first.nodes[0]}: no cold node or the limits hold it back")
-            return
+        budget.spend(name, "bringup")
         node = sources.pop(0)
         run.add("bringup", name, (node,), f"fabric peer for {first.nodes[0]}: the gate measures the fabric "
                 f"over {size} nodes and no known-good node of pool {name} is free: bringing up {node} with it",
                 target_tier=first.target_tier, job_id=None)
+
+
+def _withdraw(run, name, actions, why):
+    """Take back bring-ups decided this pass: their nodes free again, their budget returned."""
+    view = run.views[name]
+    for action in actions:
+        run.actions.remove(action)
+        for node in action.nodes:
+            run.budget.fleet_left += 1
+            run.budget.pool_left[name] += 1
+            home = view.free.setdefault(COLD, []) if view.nodes[node].tier == COLD else view.retryable
+            insort(home, node)
+    run.note(name, "held_back", why)
 
 
 def _pending_by_pool(mapped, policy):

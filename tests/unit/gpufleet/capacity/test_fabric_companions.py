@@ -51,3 +51,22 @@ def test_no_cold_node_left_notes_why_and_adds_nothing():
     result = run(make_policy(fabric_test_nodes=2), nodes(COLD, 1) + nodes(WARM, 0), [job(1)])
     assert len(_bringups(result)) == 1
     assert "fabric peer for p-cold-00" in result.notes["p"]["held_back"][0]
+
+
+def test_a_short_bring_up_waits_when_the_limits_leave_no_room_for_its_companion():
+    # three wakes under way and a limit of 4: one slot left, the bring-up needs two
+    in_flight = [flight("wake", "p-warm-%02d" % i) for i in range(3)]
+    policy = make_policy(fabric_test_nodes=2, max_concurrent_bringups=4)
+    result = run(policy, nodes(WARM, 3) + nodes(COLD, 3), [job(1), job(2), job(3), job(4)], in_flight)
+    assert _bringups(result) == []
+    assert any("waiting for a later pass" in n for n in result.notes["p"]["held_back"])
+    # with room for both they go together
+    roomy = run(make_policy(fabric_test_nodes=2, max_concurrent_bringups=5), nodes(WARM, 3) + nodes(COLD, 3),
+                [job(1), job(2), job(3), job(4)], in_flight)
+    assert len(_bringups(roomy)) == 2
+
+
+def test_limits_below_the_set_size_let_it_come_up_alone():
+    result = run(make_policy(fabric_test_nodes=2, max_concurrent_bringups=1), nodes(COLD, 3), [job(1)])
+    assert len(_bringups(result)) == 1
+    assert "it comes up alone" in result.notes["p"]["held_back"][0]
