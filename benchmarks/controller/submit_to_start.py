@@ -11,7 +11,9 @@ capacity policy (the lab's, with the floors changed) and its own `gpufleet contr
 3. warm: the jobs are cancelled, floors warm=N: the idle nodes are parked (powered off through
    Redfish); one job at a time, each waits for a wake;
 4. gang-substitute and gang-rollback: an `-N4` job (the demo's, ranks print their start) on
-   parked nodes, with gate_validity 30 s so every woken member is re-gated (and day-2's budget
+   parked nodes, with gate_validity 150 s so every woken member is re-gated (long enough for a
+   wake to re-gate and register within it: a hot node with a stale gate is warm again; and
+   day-2's budget
    0, so renewal does not recycle the nodes in service); right after the
    controller reserves the gang, a gate fault is injected on its first member. With
    substitution (the default) a spare replaces that member; with `gang_substitution: false` the
@@ -41,8 +43,8 @@ PHASES = {
     "cold": {"floors": {"hot": 0, "warm": 0}},
     "hot": {"floors": {"hot": None, "warm": 0}, "park_to": "hot"},
     "warm": {"floors": {"hot": 0, "warm": None}, "park_to": "warm"},
-    "gang-substitute": {"floors": {"hot": 0, "warm": 4}, "park_to": "warm", "gate_validity": "30s"},
-    "gang-rollback": {"floors": {"hot": 0, "warm": 4}, "park_to": "warm", "gate_validity": "30s",
+    "gang-substitute": {"floors": {"hot": 0, "warm": 4}, "park_to": "warm", "gate_validity": "150s"},
+    "gang-rollback": {"floors": {"hot": 0, "warm": 4}, "park_to": "warm", "gate_validity": "150s",
                       "gang_substitution": False},
 }
 GANG = 4
@@ -61,7 +63,7 @@ def phase_policy(name, jobs):
         if key in spec:
             pool[key] = spec[key]
     if "gate_validity" in spec:
-        # a 30 s validity would also make day-2 renewal recycle every node in service; budget
+        # a short validity would also make day-2 renewal recycle every node in service; budget
         # 0 freezes day-2 work, so the phase measures the gang alone
         pool.setdefault("day2", {})["budget"] = 0
     path = repo_path("build", "lab", "bench-policy-%s.yml" % name)
@@ -151,7 +153,7 @@ def measure_gang(name, say):
     job_id = None
     try:
         demo.wait_for("%d parked nodes" % GANG, lambda: controller.check_alive() and demo.count("parked") >= GANG, 1800)
-        time.sleep(35)   # past gate_validity: every woken member is re-gated
+        time.sleep(155)  # past gate_validity: every woken member is re-gated
         job_id = demo.sbatch(GANG, name)
         submit = demo.job(job_id)["submit"]
 
