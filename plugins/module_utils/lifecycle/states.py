@@ -58,7 +58,9 @@ TRANSITIONS = {
     CONFIGURING: (VALIDATING, FAILED),
     VALIDATING: (READY, FAILED),
     READY: (HOT, PARKED, JOINED, RECYCLING),
-    HOT: (JOINED, PARKED, DRAINING, RECYCLING),
+    # hot -> waking: a held node whose gate result expired is re-gated by the wake playbook
+    # (the planner sees it warm; playbooks/wake.yml powers on, which it is, and re-gates)
+    HOT: (JOINED, PARKED, DRAINING, RECYCLING, WAKING),
     JOINED: (DRAINING,),
     DRAINING: (HOT, PARKED, RECYCLING, JOINED, FAILED),
     PARKED: (WAKING, RECYCLING),
