@@ -5,20 +5,27 @@ from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.errors 
 
 RACK = "/redfish/v1/Systems/437XR1138R2"
 SEL = RACK + "/LogServices/Log1/Entries"
+BMC_LOG = "/redfish/v1/Managers/BMC/LogServices/Log/Entries"
 
 
 def test_rackmount_mockup_gives_the_sel_and_bmc_log_newest_first(rf):
-    client = rf.make_client(rf.FakeTransport(rf.load_mockup("public-rackmount1")))
+    # the expected entries come from the shared DMTF mockup itself (../shared/fixtures)
+    tree = rf.load_mockup("public-rackmount1")
+    client = rf.make_client(rf.FakeTransport(tree))
     got = logs.log_entries(client, RACK)
     assert got["services"] == ["system:Log1", "manager:BMC/Log"]
-    assert [(e["service"], e["id"], e["created"]) for e in got["entries"]] == [
-        ("system:Log1", "2", "2012-03-07T14:45:00Z"),
-        ("system:Log1", "1", "2012-03-07T14:44:00Z"),
-        ("manager:BMC/Log", "1", "2012-03-07T14:44:00Z")]
+    mockup = [("system:Log1", m) for m in tree[SEL]["Members"]] + \
+             [("manager:BMC/Log", m) for m in tree[BMC_LOG]["Members"]]
+    assert sorted((e["service"], e["id"], e["created"]) for e in got["entries"]) == sorted(
+        (service, m["Id"], m["Created"]) for service, m in mockup)
+    # newest first; the same time keeps the services' order (the system's log first)
+    order = [(e["created"], -got["services"].index(e["service"])) for e in got["entries"]]
+    assert order == sorted(order, reverse=True) and len({e["created"] for e in got["entries"]}) > 1
     first = got["entries"][0]
-    assert (first["severity"], first["message"], first["message_id"], first["sensor_type"],
-            first["entry_type"]) == ("Critical", "Temperature threshold exceeded", "0x592E28",
-                                     "Temperature", "SEL")
+    newest = max(tree[SEL]["Members"], key=lambda m: m["Created"])
+    assert (first["service"], first["severity"], first["message"], first["message_id"], first["sensor_type"],
+            first["entry_type"]) == ("system:Log1", newest["Severity"], newest["Message"], newest["MessageId"],
+                                     newest["SensorType"], newest["EntryType"])
     assert got["notes"] == []
 
 
@@ -57,7 +64,7 @@ def test_an_entry_outside_the_schema_fails_closed_naming_the_field(rf, field, va
     if value is None:       # a bare link whose entry has no Id
         del tree[SEL]["Members"][0][field]
         tree[SEL]["Members"][0]["@odata.id"] = SEL + "/no-id"
-        tree[SEL + "/no-id"] = {"Created": "2012-03-07T14:44:00Z", "Message": "x"}
+        tree[SEL + "/no-id"] = {"Created": tree[SEL]["Members"][1]["Created"], "Message": "x"}
     with pytest.raises(BmcResponseError) as err:
         logs.log_entries(rf.make_client(rf.FakeTransport(tree)), RACK)
     assert named in err.value.msg or named in str(err.value.details)
