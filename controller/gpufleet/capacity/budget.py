@@ -24,6 +24,19 @@ class Budget:
             return False
         return kind not in BRINGUP_KINDS or self.pool_left[pool] > 0
 
+    def room(self, pool, kind):
+        """How many more of ``kind`` the limits allow in ``pool`` this pass."""
+        if kind not in BOUNDED_KINDS:
+            return float("inf")
+        return self.fleet_left if kind not in BRINGUP_KINDS else min(self.fleet_left, self.pool_left[pool])
+
+    def refund(self, pool, kind):
+        """Give back one ``spend`` (a decision taken back within the pass)."""
+        if kind in BOUNDED_KINDS:
+            self.fleet_left += 1
+        if kind in BRINGUP_KINDS:
+            self.pool_left[pool] += 1
+
     def spend(self, pool, kind):
         """True and counted when the limits allow ``kind`` now; False and noted otherwise."""
         if not self.allows(pool, kind):

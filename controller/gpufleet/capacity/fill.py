@@ -2,8 +2,9 @@
 
 Reactive: pending jobs that idle nodes cannot serve get hot nodes resumed (even while other
 nodes are on their way: seconds, not minutes), then the nodes on their way count, then parked
-nodes are woken and cold nodes brought up: never more than the jobs need. Proactive: the hot and warm floors in force are filled the same way, counting
-what is already on its way so nothing is started twice.
+nodes are woken and cold nodes brought up: never more than the jobs need. Proactive: the hot
+and warm floors in force are filled the same way, counting what is already on its way so
+nothing is started twice.
 """
 from gpufleet.capacity.emit import ago, warm_up
 from gpufleet.capacity.model import HOT, IDLE, WARM

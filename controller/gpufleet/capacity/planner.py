@@ -96,10 +96,10 @@ def _fabric_companions(run, name):
                  f"limits {settings.max_concurrent_bringups}/{run.policy.fleet.concurrency_limit}, "
                  f"fabric set size {size}: it comes up alone")
         return
-    if budget.fleet_left < want or budget.pool_left[name] < want:
+    if budget.room(name, "bringup") < want:
         _withdraw(run, name, mine, f"fabric peers for {first.nodes[0]}: {want} more bring-up(s) needed "
-                  f"to validate with it and the limits allow {min(budget.fleet_left, budget.pool_left[name])} "
-                  "now: waiting for a later pass")
+                  f"to validate with it and the limits allow {budget.room(name, 'bringup')} now: waiting "
+                  "for a later pass")
         return
     for _ in range(want):
         sources = view.free.get(COLD) or view.retryable
@@ -116,8 +116,7 @@ def _withdraw(run, name, actions, why):
     for action in actions:
         run.actions.remove(action)
         for node in action.nodes:
-            run.budget.fleet_left += 1
-            run.budget.pool_left[name] += 1
+            run.budget.refund(name, "bringup")
             home = view.free.setdefault(COLD, []) if view.nodes[node].tier == COLD else view.retryable
             insort(home, node)
     run.note(name, "held_back", why)

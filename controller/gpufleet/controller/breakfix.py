@@ -15,6 +15,7 @@ import json
 import os
 import time
 
+from gpufleet.controller.supply import epoch, failures_since_good
 from gpufleet.day2 import repair
 
 __all__ = ["gate_failures", "sel_entries", "complete", "write", "sel_path", "record_path", "for_failed_bringups"]
@@ -96,21 +97,17 @@ def complete(record, report_dir, run_outcome="ok"):
     return done
 
 
-def for_failed_bringups(node, pool, history, parse_time):
+def for_failed_bringups(node, pool, history, parse_time=epoch):
     """The record for a node the planner hands to a human after failed bring-ups in a row.
 
     ``history``: the node's ledger transitions, oldest first; ``parse_time``: ISO text -> epoch.
-    Its reasons are the failures since the node was last good (ready, hot, joined), each with
+    Its reasons are the failures the planner counted (supply.failures_since_good), each with
     the step it failed in; the SEL and the last gate's failures are added by ``complete``, as
     for a day-2 break_fix, so a technician gets one kind of record whichever path sent the node.
     """
-    failures = []
-    for step in history:
-        if step["to_state"] in ("ready", "hot", "joined"):
-            failures = []
-        elif step["to_state"] == "failed":
-            failures.append((parse_time(step["at"]), "failed in %s: %s" % (
-                step.get("from_state") or "?", step.get("why") or "no reason recorded")))
+    failures = [(parse_time(step["at"]), "failed in %s: %s" % (step.get("from_state") or "?",
+                                                                step.get("why") or "no reason recorded"))
+                for step in failures_since_good(history)]
     return dict(node=node, pool=pool, reasons=[list(f) for f in failures],
                 failed_recycles=[t for t, _why in failures], failed_what="bring-up", gate_failures=[],
                 bmc_log=[], summary="%s: %d failed bring-up(s) in a row" % (node, len(failures)))

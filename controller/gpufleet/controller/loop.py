@@ -248,7 +248,7 @@ class Reconciler:
         if action.kind != "break_fix" or getattr(action, "record", None) is not None or len(action.nodes) != 1:
             return action
         node = action.nodes[0]
-        record = breakfix.for_failed_bringups(node, action.pool, self.ledger.history(node), supply.epoch)
+        record = breakfix.for_failed_bringups(node, action.pool, self.ledger.history(node))
         return Day2Action("break_fix", action.pool, action.nodes, action.reason, record=record)
 
     def _spool_requests(self):

@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 
 from gpufleet.capacity import model
 
-__all__ = ["node_views", "slurm_state", "epoch"]
+__all__ = ["node_views", "slurm_state", "epoch", "failures_since_good"]
 
 
 def epoch(iso_text):
@@ -32,15 +32,19 @@ def slurm_state(slurm_node):
     return [slurm_node.state] + list(slurm_node.flags)
 
 
-def consecutive_failures(history):
-    """Failures since the node last reached a good state (ready, hot, joined)."""
-    count = 0
+def failures_since_good(history):
+    """The transitions to failed since the node last reached a good state (ready, hot, joined)."""
+    failures = []
     for step in history:
         if step["to_state"] == "failed":
-            count += 1
+            failures.append(step)
         elif step["to_state"] in ("ready", "hot", "joined"):
-            count = 0
-    return count
+            failures = []
+    return failures
+
+
+def consecutive_failures(history):
+    return len(failures_since_good(history))
 
 
 def node_views(hosts, ledger_records, slurm_nodes, jobs, planning, now, history_of=lambda node: (), pool_images=None):

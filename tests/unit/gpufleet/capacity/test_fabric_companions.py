@@ -48,7 +48,7 @@ def test_nodes_on_their_way_are_not_peers_yet():
 
 
 def test_no_cold_node_left_notes_why_and_adds_nothing():
-    result = run(make_policy(fabric_test_nodes=2), nodes(COLD, 1) + nodes(WARM, 0), [job(1)])
+    result = run(make_policy(fabric_test_nodes=2), nodes(COLD, 1), [job(1)])
     assert len(_bringups(result)) == 1
     assert "fabric peer for p-cold-00" in result.notes["p"]["held_back"][0]
 
