@@ -11,7 +11,8 @@ capacity policy (the lab's, with the floors changed) and its own `gpufleet contr
 3. warm: the jobs are cancelled, floors warm=N: the idle nodes are parked (powered off through
    Redfish); one job at a time, each waits for a wake;
 4. gang-substitute and gang-rollback: an `-N4` job (the demo's, ranks print their start) on
-   parked nodes, with gate_validity 150 s so every woken member is re-gated (long enough for a
+   parked nodes (warm floor 5: the gang and one spare, so both ways start from the same
+   supply), with gate_validity 150 s so every woken member is re-gated (long enough for a
    wake to re-gate and register within it: a hot node with a stale gate is warm again; and
    day-2's budget
    0, so renewal does not recycle the nodes in service); right after the
@@ -43,8 +44,10 @@ PHASES = {
     "cold": {"floors": {"hot": 0, "warm": 0}},
     "hot": {"floors": {"hot": None, "warm": 0}, "park_to": "hot"},
     "warm": {"floors": {"hot": 0, "warm": None}, "park_to": "warm"},
-    "gang-substitute": {"floors": {"hot": 0, "warm": 4}, "park_to": "warm", "gate_validity": "150s"},
-    "gang-rollback": {"floors": {"hot": 0, "warm": 4}, "park_to": "warm", "gate_validity": "150s",
+    # the gang and one spare parked: both ways start from the same supply (a substitution's
+    # spare, a rollback's retry both come from the warm tier)
+    "gang-substitute": {"floors": {"hot": 0, "warm": 5}, "park_to": "warm", "gate_validity": "150s"},
+    "gang-rollback": {"floors": {"hot": 0, "warm": 5}, "park_to": "warm", "gate_validity": "150s",
                       "gang_substitution": False},
 }
 GANG = 4
@@ -152,7 +155,8 @@ def measure_gang(name, say):
                                  log=repo_path("build", "lab", "bench-%s.log" % name)).start()
     job_id = None
     try:
-        demo.wait_for("%d parked nodes" % GANG, lambda: controller.check_alive() and demo.count("parked") >= GANG, 1800)
+        demo.wait_for("%d parked nodes" % (GANG + 1),
+                      lambda: controller.check_alive() and demo.count("parked") >= GANG + 1, 1800)
         time.sleep(155)  # past gate_validity: every woken member is re-gated
         job_id = demo.sbatch(GANG, name)
         submit = demo.job(job_id)["submit"]

@@ -12,7 +12,7 @@ from gpufleet.runner_artifacts import scrub_artifacts
 
 __all__ = ["PLAYBOOKS", "playbook_path", "runner_env", "run_playbook"]
 
-PLAYBOOKS = ("enroll", "bringup", "gang", "recycle", "decommission", "park", "wake", "hold", "admit")
+PLAYBOOKS = ("enroll", "bringup", "gang", "recycle", "decommission", "park", "wake", "hold", "admit", "revalidate")
 
 
 def _error(msg):

@@ -49,9 +49,10 @@ def build_image(image=IMAGE, dockerfile="Dockerfile.slurmctld", force=False):
 
 
 def start_controller(name, network, nodes, munge_key_file, cluster="gpufleet", hostname="ctl",
-                     node_conf=None, partition="batch", slurm_conf=None, image=IMAGE, mounts=()):
+                     node_conf=None, partition="batch", slurm_conf=None, image=IMAGE, mounts=(), conf_extra=None):
     """Start a controller container on ``network``; nodes reach it as ``hostname``.
-    ``mounts``: (host path, container path, "ro"|"rw") bind mounts."""
+    ``mounts``: (host path, container path, "ro"|"rw") bind mounts; ``conf_extra``: lines
+    appended to the rendered slurm.conf."""
     if not os.path.isfile(munge_key_file) or os.path.getsize(munge_key_file) < 32:
         raise SlurmLabError("munge key %s is missing or shorter than 32 bytes: create one with "
                             "`head -c 1024 /dev/urandom > %s`" % (munge_key_file, munge_key_file))
@@ -62,6 +63,8 @@ def start_controller(name, network, nodes, munge_key_file, cluster="gpufleet", h
             "-v", "%s:%s:ro" % (os.path.abspath(munge_key_file), KEY_IN_CONTAINER)]
     if node_conf:
         args += ["-e", "GPUFLEET_SLURM_NODE_CONF=" + node_conf]
+    if conf_extra:
+        args += ["-e", "GPUFLEET_SLURM_CONF_EXTRA=" + conf_extra]
     if slurm_conf:
         args += ["-v", "%s:/etc/gpufleet/slurm.conf:ro" % os.path.abspath(slurm_conf)]
     for host_path, container_path, mode in mounts:

@@ -146,7 +146,7 @@ def _gang_version(members):
     return min(counts, key=lambda v: (-counts[v], v)) if counts else None
 
 
-def _trouble(run, member, node, version=None, on_its_way=False):
+def _trouble(run, member, node, version=None, on_its_way=False, check_deadline=True):
     """Why a member must be replaced, or None while it is fine. ``on_its_way``: its wake or
     bring-up is still running: until it ends, Slurm's view of it (DOWN while it boots) is no
     sign of trouble, and one that passed its gate (ready) is minutes ahead of any spare."""
@@ -159,7 +159,7 @@ def _trouble(run, member, node, version=None, on_its_way=False):
     if version and node.tier in _KEEPS_IMAGE and node.image_version not in (None, version):
         return (f"{member.node} runs image {node.image_version}, the gang runs {version} "
                 "(one job never spans two image versions)")
-    if node.tier != HOT and run.now > member.deadline_at:
+    if check_deadline and node.tier != HOT and run.now > member.deadline_at:
         return f"{member.node} missed its own deadline by {ago(run.now - member.deadline_at)}"
     return None
 
@@ -174,6 +174,15 @@ def advance(run, pool, gang, job):
     version = _gang_version(members)
     troubles = [(m, _trouble(run, m, n, version, m.node in view.in_flight)) for m, n in members]
     troubles = [(m, t) for m, t in troubles if t]
+    # A member past its own deadline whose wake or bring-up still runs may yet make it: it is
+    # replaced when spares can be had, and waited for when none can. Only members that cannot
+    # make it at all (failed, gone, another image) roll the gang back when no spare is left.
+    late = [(m, t) for m, t in troubles if m.node in view.in_flight
+            and _trouble(run, m, view.nodes.get(m.node), version, True, check_deadline=False) is None]
+    if late and run.now < gang.deadline_at and run.policy.pools[pool].gang_substitution:
+        troubles = [(m, t) for m, t in troubles if (m, t) not in late]
+    else:
+        late = []
     if not troubles and all(n.tier == HOT for _, n in members):
         return run.add("admit", pool, tuple(m.node for m in gang.members),
                        f"{why}: all members hot and validated: admitting them together",
@@ -189,14 +198,21 @@ def advance(run, pool, gang, job):
         trouble = "; ".join(t for _, t in troubles)
         return _rollback(run, pool, gang, members, f"{why}: {trouble}; not enough spares "
                          f"(needs {len(troubles)}) can be hot before the gang deadline")
+    if late and not _substitute(run, pool, gang, late, why, version, all_or_none=False):
+        run.note(pool, "gang_waiting", f"{why}: waiting for {', '.join(m.node for m, _ in late)} "
+                 "(past its own deadline, still on its way; no spare can be hot before the gang deadline)")
     replaced = {m.node for m, _ in troubles}
     _start_waiting(run, pool, gang, [(m, n) for m, n in members if m.node not in replaced], why)
     return None
 
 
-def _substitute(run, pool, gang, troubles, why, version=None):
-    """Replace every member in trouble, or none (then the caller rolls back)."""
+def _substitute(run, pool, gang, troubles, why, version=None, all_or_none=True):
+    """Replace every member in trouble, or none (then the caller rolls back); with
+    ``all_or_none`` false, as many as spares allow (False: none could be replaced)."""
     picked = _pick(run, pool, len(troubles), gang.deadline_at, version)
+    if picked is None and not all_or_none:
+        picked = next((p for k in range(len(troubles) - 1, 0, -1)
+                       for p in (_pick(run, pool, k, gang.deadline_at, version),) if p), None)
     if picked is None:
         return False
     settings = run.policy.pools[pool]

@@ -29,6 +29,8 @@ PLAYBOOK_OF = {
     "drain": ("drain", {}),
     "requeue": ("requeue", {}),
     "recycle": ("recycle", {"gpufleet_recycle_hold": True, "gpufleet_recycle_drained": True}),
+    # renewal without a reimage: the gate again on the drained node, which ends hot (held)
+    "revalidate": ("revalidate", {}),
     "readmit": (None, {}),
 }
 # readmit's playbook by target tier (to hot is a ledger step: the recycle left it hot)

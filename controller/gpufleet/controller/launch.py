@@ -26,7 +26,7 @@ def expected_state(action):
     if action.kind == "readmit":
         return {"joined": "joined", "warm": "parked", "hot": "hot"}.get(action.target_tier)
     return {"park": "parked", "rollback": "parked", "hold": "hot", "resume": "joined",
-            "admit": "joined", "drain": "draining", "recycle": "hot"}.get(action.kind)
+            "admit": "joined", "drain": "draining", "recycle": "hot", "revalidate": "hot"}.get(action.kind)
 
 
 class Launcher:

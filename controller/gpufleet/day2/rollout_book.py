@@ -8,7 +8,8 @@ profile the recycle installs; the tier the node goes back to). They are not ``da
 ``cases.fold_cases`` never sees them, so a repair and a rollout never drive one node twice.
 
 Per node, oldest first: a drain (or a recycle of a node that was already failed) opens an
-item; drain ok -> draining; recycle in flight -> recycling, ok -> recycled, failed -> closed
+item; drain ok -> draining; recycle (or a renewal's revalidate: the gate without a reimage)
+in flight -> recycling, ok -> recycled, failed -> closed
 (the node is failed: the capacity planner retries it); readmit ok -> closed. A failed drain
 closes it too (nothing was moved). Per rollout: each node's gate result on the target (the
 outcome of its last canary or batch recycle), the nodes it moved and did not roll back, and
@@ -22,6 +23,8 @@ from gpufleet.day2.cases import NOT_STARTED
 __all__ = ["Item", "Book", "fold", "rollout_of", "ROLES"]
 
 ROLES = ("canary", "batch", "rollback", "renewal")
+# the steps that put a drained node through the gate: a reimage, or the gate alone (renewal)
+_RECYCLES = ("recycle", "revalidate")
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,7 @@ class Item:
     since: float
     in_flight: bool = False
     not_started: str = ""       # the last 'not started' outcome, said once
+    revalidate: bool = False    # a renewal that re-gates without a reimage (revalidate, not recycle)
 
 
 @dataclass(frozen=True)
@@ -56,7 +60,8 @@ def rollout_of(decision):
 def _open(decision, extra, node):
     phase = "to_recycle" if decision["action"] == "recycle" else "draining"
     return Item(node, decision["pool"], extra.get("rollout_id"), extra["role"], extra.get("version") or "",
-                extra.get("gate_profile"), extra.get("back_to") or "joined", phase, float(decision["at"]))
+                extra.get("gate_profile"), extra.get("back_to") or "joined", phase, float(decision["at"]),
+                revalidate=bool(extra.get("revalidate")))
 
 
 def _ended(decision):
@@ -67,7 +72,7 @@ def _step(item, decision):
     """The item after one of its node's decisions (None: closed)."""
     kind, outcome = decision["action"], decision["outcome"]
     if outcome is None:
-        phase = "recycling" if kind == "recycle" else item.phase
+        phase = "recycling" if kind in _RECYCLES else item.phase
         return replace(item, phase=phase, in_flight=True)
     if outcome.startswith(NOT_STARTED):
         return replace(item, in_flight=False, not_started=outcome)
@@ -75,7 +80,7 @@ def _step(item, decision):
     ok = outcome == "ok"
     if kind == "drain":
         return replace(done, phase="draining") if ok else None
-    if kind == "recycle":
+    if kind in _RECYCLES:
         return replace(done, phase="recycled") if ok else None
     if kind == "readmit" and ok:
         return None

@@ -73,11 +73,14 @@ class _Pass:
         self.busy, self.running, self.now, self.fabric = busy, running, now, fabric
         self.actions, self.updates, self.notes = [], [], []
 
-    def start(self, node, pool, role, version, gate_profile, rollout_id, why):
-        """The first step of one node's work: drain it (in service) or recycle it (failed)."""
+    def start(self, node, pool, role, version, gate_profile, rollout_id, why, revalidate=False):
+        """The first step of one node's work: drain it (in service) or recycle it (failed).
+        ``revalidate``: a renewal that re-gates the drained node without a reimage."""
         view = self.views[node]
         extra = {"rollout_id": rollout_id, "role": role, "version": version, "gate_profile": gate_profile,
                  "back_to": "joined" if view.state == "joined" else "hot"}
+        if revalidate:
+            extra["revalidate"] = True
         kind = "drain" if view.state in IN_SERVICE else "recycle"
         self.add_step(kind, pool, node, why, extra, None)
         self.room[pool] = self.room.get(pool, 0) - 1
@@ -100,13 +103,18 @@ def _advance(work, item):
     what = "rollout %s %s" % (item.rollout_id, item.role) if item.rollout_id is not None else item.role
     extra = {"rollout_id": item.rollout_id, "role": item.role, "version": item.version,
              "gate_profile": item.gate_profile, "back_to": item.back_to}
+    if item.revalidate:
+        extra["revalidate"] = True
     view = work.views.get(item.node)
     jobs = work.running.get(item.node) or (view.jobs if view is not None else ())
     if item.phase == "draining" and jobs:
         work.notes.append("%s %s: waiting for job(s) %s to end (a rollout never requeues)"
                           % (item.node, what, ", ".join(jobs)))
         return
-    if item.phase in ("draining", "to_recycle"):
+    if item.phase == "draining" and item.revalidate:
+        work.add_step("revalidate", item.pool, item.node, "%s: re-run the gate on %s (no reimage, stays on %s)"
+                      % (what, item.node, item.version), extra, None)
+    elif item.phase in ("draining", "to_recycle"):
         why = "%s: recycle %s with %s%s" % (what, item.node, item.version,
                                           " (gate profile %s)" % item.gate_profile if item.gate_profile else "")
         work.add_step("recycle", item.pool, item.node, why, extra, None)
@@ -220,8 +228,11 @@ def _renew(work, pools_busy):
         if not version:
             work.notes.append("renewal of %s: no image version recorded; left alone" % cand.node)
             continue
+        revalidate = due_one.kind == "revalidate"
         work.start(cand.node, cand.pool, "renewal", version, None, None,
-                   "renewal (%s): %s; recycle on %s" % (due_one.kind, due_one.reason, version))
+                   "renewal (%s): %s; %s on %s" % (due_one.kind, due_one.reason,
+                                                  "re-gate" if revalidate else "recycle", version),
+                   revalidate=revalidate)
 
 
 def out_by_pool(book):

@@ -50,15 +50,30 @@ def _message(result):
     return str(result.get("msg") or result.get("reason") or "failed")
 
 
+def _lost_item(result):
+    """The first item of a looped task's result that failed because the node went away, or None.
+
+    A loop's own message is only "One or more items failed"; which task of a role meets the
+    dead node first (a looped copy or a single command) is a matter of timing.
+    """
+    items = result.get("results") if isinstance(result, dict) else None
+    if not isinstance(items, list):
+        return None
+    return next((item for item in items if isinstance(item, dict) and connection_lost(item)), None)
+
+
 def connection_lost(result):
     """True when the task failed because the node stopped answering, not because of its work.
 
     Unreachable, a module whose output was empty when Ansible tried to read it (a module
     that printed something else than JSON is a broken module, not a lost node), or the
-    connection's own error for a node that is gone. A timed-out wait for the node is not.
+    connection's own error for a node that is gone; for a looped task, any item of it.
+    A timed-out wait for the node is not.
     """
     if not isinstance(result, dict):
         return False
+    if _lost_item(result) is not None:
+        return True
     if result.get("unreachable"):
         return True
     message = _message(result)
@@ -116,5 +131,5 @@ def failure_reason(result, task, node, state=None, power=None):
     """The ledger reason of a failed task: the lost node in plain words, else the task's error."""
     if not connection_lost(result):
         return "%s: %s" % (task, _truncate(_message(result), _MESSAGE_LIMIT))
-    said = _truncate(_message(result), _ANSIBLE_SAID_LIMIT)
+    said = _truncate(_message(_lost_item(result) or result), _ANSIBLE_SAID_LIMIT)
     return "%s Ansible reported: %s" % (lost_node_reason(node, state, power, 'task "%s"' % task), said)

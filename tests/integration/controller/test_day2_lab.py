@@ -229,6 +229,40 @@ def test_the_idle_health_check_fails_a_node_with_an_xid_fault_and_passes_a_clean
         gpufleet("lab", "clear-faults", sick)
     assert got[clean].get("verdict") == "pass", got[clean]
     assert got[sick].get("verdict") == "fail" and "xid" in got[sick]["failed_checks"], got[sick]
+    # hot nodes are held already: the check's hold (files/health_hold.sh) checked them and
+    # its release left their hold alone (only a reason of its own is resumed)
+    after = demo.slurm("sinfo", "-h", "-N", "-n", ",".join(nodes), "-o", "%N|%T|%E").splitlines()
+    for node in nodes:
+        _name, state, reason = next(line for line in after if line.startswith(node + "|")).split("|", 2)
+        assert state == "drained" and reason.startswith("gpufleet:") and reason != "gpufleet:health check", after
+
+
+def test_a_renewal_without_a_reimage_re_gates_a_drained_node_and_holds_it_again(lab):
+    """playbooks/drain.yml then playbooks/revalidate.yml on a hot node, as the controller's
+    renewal runs them when day2.renewal_reimage is false: the gate again, the image kept, the
+    node held (hot) for the readmit. The controller is stopped meanwhile, so it never acts on
+    the node under the test."""
+    node = demo.wait_for("a hot node", lambda: _hot()[:1], 900)[0]
+    if lab.get("controller") is not None:
+        lab["controller"].stop()
+    led = demo.ledger()
+    try:
+        before = led.get(node)
+    finally:
+        led.close()
+    since = time.time()
+    assert _playbook("drain", [node], gpufleet_reason="renewal test") == 0
+    assert _playbook("revalidate", [node], gpufleet_reason="renewal test") == 0
+    assert _story(node, since) == ["draining", "hot", "waking", "validating", "ready", "hot"]
+    led = demo.ledger()
+    try:
+        after = led.get(node)
+    finally:
+        led.close()
+    assert after["image_version"] == before["image_version"]            # no reimage
+    assert after["gate_report_id"] != before["gate_report_id"]          # a new gate report
+    state = demo.slurm("sinfo", "-h", "-N", "-n", node, "-o", "%T").split()[0]
+    assert state == "drained", state                                    # held for the readmit
 
 
 def test_the_break_fix_sel_read_writes_entries_or_says_why_not(lab, tmp_path):

@@ -76,7 +76,33 @@ def _ledger(tmp_path, gang_id):
     return path
 
 
-def _admit(tmp_path, gang_id, **faults):
+def _controller_host(tmp_path):
+    """An inventory with the Slurm controller as its own host ("ctl", local connection) whose
+    temporary directory cannot be made while ``blocker`` is a file: Ansible then finds it
+    unreachable, as it found the lab's slurmctld container while it restarted."""
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file, so nothing can be made under it\n")
+    inventory = tmp_path / "inventory.json"
+    inventory.write_text(json.dumps({"all": {"hosts": {
+        "localhost": {}, "ctl": {"ansible_remote_tmp": str(blocker / "tmp")}}}}))
+    return str(inventory), blocker
+
+
+def _run_until(command, env, on_unreachable):
+    """Run the playbook; call ``on_unreachable`` once, when its output first reports a host UNREACHABLE."""
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    lines, called = [], False
+    for line in proc.stdout:
+        lines.append(line)
+        if not called and "UNREACHABLE!" in line:
+            on_unreachable()
+            called = True
+    proc.wait(timeout=300)
+    return proc.returncode, "".join(lines)
+
+
+def _admit(tmp_path, gang_id, ctl_unreachable=None, **faults):
+    """``ctl_unreachable``: None, "once" (answers again after the first unreachable task) or "forever"."""
     bindir, state = _fake_slurm(tmp_path)
     for name, value in faults.items():
         (tmp_path / "slurm" / name).write_text(value)
@@ -86,18 +112,26 @@ def _admit(tmp_path, gang_id, **faults):
                ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"))
     extra = {"gpufleet_ledger": ledger, "gpufleet_gang_id": gang_id, "gpufleet_members": MEMBERS,
              "ansible_python_interpreter": sys.executable}
-    proc = subprocess.run([os.path.join(VENV_BIN, "ansible-playbook"), "-i", "localhost,", "-c", "local", PLAYBOOK,
-                           "-e", json.dumps(extra)], capture_output=True, text=True, env=env, timeout=300, check=False)
+    inventory, blocker = "localhost,", None
+    if ctl_unreachable:
+        inventory, blocker = _controller_host(tmp_path)
+        extra["gpufleet_slurm_controller_host"] = "ctl"
+    command = [os.path.join(VENV_BIN, "ansible-playbook"), "-i", inventory, "-c", "local", PLAYBOOK,
+               "-e", json.dumps(extra)]
+    returncode, output = _run_until(command, env, blocker.unlink if ctl_unreachable == "once" else lambda: None)
+    proc = subprocess.CompletedProcess(command, returncode, output, "")
     conn = sqlite3.connect(ledger)
     try:
         status, reason = conn.execute("SELECT status, reason FROM gangs WHERE gang_id = ?", (gang_id,)).fetchone()
         members = dict(conn.execute("SELECT node, state FROM nodes"))
     finally:
         conn.close()
-    if proc.returncode and not os.path.exists(os.path.join(state, "calls")):
+    calls = ""
+    if os.path.exists(os.path.join(state, "calls")):
+        with open(os.path.join(state, "calls")) as handle:
+            calls = handle.read()
+    elif proc.returncode and not ctl_unreachable:
         raise AssertionError(proc.stdout[-3000:] + proc.stderr[-2000:])
-    with open(os.path.join(state, "calls")) as handle:
-        calls = handle.read()
     held = dict((f[5:], open(os.path.join(state, f)).read().strip()) for f in os.listdir(state) if f.startswith("node."))
     return {"rc": proc.returncode, "out": proc.stdout[-3000:], "status": status, "reason": reason or "",
             "members": members, "calls": calls, "slurm_nodes": held,
@@ -143,3 +177,24 @@ def test_a_retry_after_the_members_were_resumed_resumes_nothing_twice_and_admits
     assert run["rc"] == 0 and run["status"] == "admitted", run["out"]
     assert "State=RESUME" not in run["calls"] and "create reservation" not in run["calls"]
     assert run["reservations"] == ["g-again"] and run["members"] == {"gn1": "joined", "gn2": "joined"}
+
+
+def test_a_controller_host_unreachable_at_admission_is_waited_for_and_the_gang_rolled_back(tmp_path):
+    """The lab's slurmctld container restarted under the reservation task (docker exec killed):
+    Ansible reports an unreachable host, which a rescue does not catch, and the gang stayed
+    admitting (2026-11-24 22:56 UTC). Now the failure is the gang's, the rescue waits for the
+    host to answer again, holds the members again and rolls the gang back."""
+    run = _admit(tmp_path, "g-unreach", ctl_unreachable="once")
+    assert run["rc"] != 0 and run["status"] == "rolled_back", run["out"]
+    assert "The Slurm controller host ctl did not answer" in run["reason"], run["reason"]
+    assert "may remain" not in run["reason"]  # it answered again, so the rescue could clean up
+    assert "scontrol ping" in run["calls"] and run["slurm_nodes"] == {"gn1": "DRAIN", "gn2": "DRAIN"}
+    assert run["reservations"] == [] and run["members"] == {"gn1": "ready", "gn2": "ready"}
+
+
+def test_a_controller_host_that_stays_unreachable_is_named_in_the_rollback_reason(tmp_path):
+    run = _admit(tmp_path, "g-unreach-gone", ctl_unreachable="forever")
+    assert run["rc"] != 0 and run["status"] == "rolled_back", run["out"]
+    assert "scontrol delete ReservationName=g-unreach-gone" in run["reason"], run["reason"]
+    assert run["calls"] == ""  # nothing reached the controller
+    assert run["members"] == {"gn1": "ready", "gn2": "ready"}

@@ -282,3 +282,44 @@ def test_a_held_member_gets_its_own_deadline_in_the_gang():
     gangs = fold((), result.actions)
     member = next(m for m in gangs[0].members if m.node == "p-idle-00")
     assert member.deadline_at == NOW + 300    # the warm estimate: 5m
+
+
+def _late_gang(deadline_at=NOW + 1500):
+    """Two hot members and two whose wakes (re-gating) run past their own deadline: the lab's
+    gang benchmark of 2026-11-25 (four wakes and a bring-up at once on 2 cores)."""
+    members = (node("m0", HOT), node("m1", HOT), node("m2", PROVISIONING, state="validating"),
+               node("m3", PROVISIONING, state="validating"))
+    gangs = [gang("g", 1, ["m0", "m1", "m2", "m3"], deadline_at=deadline_at, member_deadline=NOW - 21)]
+    return members, gangs, [flight("wake", "m2", gang_id="g"), flight("wake", "m3", gang_id="g")]
+
+
+def test_late_members_still_on_their_way_are_waited_for_when_no_spare_is_left():
+    """It rolled the whole gang back ("not enough spares (needs 3)") 21 s after the members'
+    own deadline, with 20 minutes of gang deadline left; the wakes ended fine moments later."""
+    members, gangs, waking = _late_gang()
+    result = run(POLICY, members, [job(1, size=4)], waking, gangs)
+    assert kinds(result) == []
+    assert "waiting for m2, m3 (past its own deadline, still on its way" in str(result.notes), result.notes
+
+
+def test_late_members_get_the_spares_there_are_and_the_rest_are_waited_for():
+    members, gangs, waking = _late_gang()
+    result = run(POLICY, members + nodes(HOT, 1), [job(1, size=4)], waking, gangs)
+    assert [(a.kind, a.nodes, a.replaces) for a in result.actions] == [("substitute", ("p-hot-00",), "m2")]
+    assert "waiting for m2, m3" not in str(result.notes)
+
+
+def test_a_failed_member_gets_the_spare_before_a_late_one():
+    members = (node("m0", HOT), node("m1", UNAVAILABLE, consecutive_failures=1),
+               node("m2", PROVISIONING, state="validating"))
+    gangs = [gang("g", 1, ["m0", "m1", "m2"], deadline_at=NOW + 1500, member_deadline=NOW - 1)]
+    result = run(POLICY, members + nodes(HOT, 1), [job(1, size=3)], [flight("wake", "m2", gang_id="g")], gangs)
+    assert [(a.kind, a.replaces) for a in result.actions] == [("substitute", "m1")]
+    # with no spare at all, the failed member rolls the gang back as before
+    assert kinds(run(POLICY, members, [job(1, size=3)], [flight("wake", "m2", gang_id="g")], gangs)) == ["rollback"]
+
+
+def test_late_members_are_not_waited_for_past_the_gang_deadline():
+    members, gangs, waking = _late_gang(deadline_at=NOW - 1)
+    result = run(POLICY, members, [job(1, size=4)], waking, gangs)
+    assert kinds(result) == ["rollback"] and "gang deadline passed with 2 of 4 hot" in result.actions[0].reason

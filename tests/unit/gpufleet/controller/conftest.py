@@ -65,6 +65,7 @@ PATHS = {
     "bringup": ("enrolled", "inspected", "imaging", "configuring", "validating", "ready", "hot"),
     "admit": ("joined",), "park": ("parked",), "wake": ("waking", "hot"), "hold": ("draining", "hot"),
     "drain": ("draining",), "recycle": ("recycling", "imaging", "configuring", "validating", "ready", "hot"),
+    "revalidate": ("hot", "waking", "validating", "ready", "hot"),
 }
 
 

@@ -208,7 +208,7 @@ def test_renewal_recycles_an_idle_node_with_a_stale_gate_on_its_own_version(ledg
     rec, runs = make(make_reconciler, budget=1, source=idle(("n1", "n2")))
     validity = "500s" if stale else "1d"
     rec.planning.pool = Pool(sku="lab", members=Members(groups=("sku_lab",)), gate_validity=validity,
-                             day2=Day2(budget=1))
+                             day2=Day2(budget=1, renewal_reimage=True))
     rec.clock = lambda: 1600.0
     passes(rec, 1)
     drains = [d for d in records.decisions(ledger) if d["action"] == "drain"]
@@ -216,4 +216,28 @@ def test_renewal_recycles_an_idle_node_with_a_stale_gate_on_its_own_version(ledg
     if stale:
         assert drains[0]["demand"]["action"]["rollout"] == {
             "rollout_id": None, "role": "renewal", "version": "v1", "gate_profile": None, "back_to": "joined"}
-        assert "renewal" in drains[0]["reason"]
+        assert "renewal (reimage_revalidate)" in drains[0]["reason"]
+        passes(rec, 2)
+        # the reimage path: a recycle next (here not started: the two-node pool has no free
+        # known-good fabric peer for it), never a revalidate
+        assert [d["action"] for d in records.decisions(ledger)][:2] == ["drain", "recycle"]
+
+
+def test_renewal_without_a_reimage_re_gates_the_drained_node_and_readmits_it(ledger, make_reconciler):
+    """day2.renewal_reimage false (the default): drain, then playbooks/revalidate.yml (the gate
+    alone, the node keeps its image), then back to the tier it left; never a recycle."""
+    fleet(ledger, nodes=("n1", "n2"))
+    rec, runs = make(make_reconciler, budget=1, source=idle(("n1", "n2")))
+    rec.planning.pool = Pool(sku="lab", members=Members(groups=("sku_lab",)), gate_validity="500s",
+                             day2=Day2(budget=1))
+    rec.clock = lambda: 1600.0
+    passes(rec, 6)
+    steps = [(d["action"], d["nodes"], d["outcome"]) for d in records.decisions(ledger)
+             if (d.get("demand") or {}).get("action", {}).get("rollout")]
+    assert steps[:3] == [("drain", ["n1"], "ok"), ("revalidate", ["n1"], "ok"), ("readmit", ["n1"], "ok")], steps
+    assert "renewal (revalidate)" in [d for d in records.decisions(ledger) if d["action"] == "drain"][0]["reason"]
+    assert [c[0] for c in runs.calls][:3] == ["drain", "revalidate", "admit"]
+    assert "recycle" not in [c[0] for c in runs.calls]
+    story = [t["to_state"] for t in ledger.history("n1")][len(TO_JOINED):]
+    assert story[:7] == ["draining", "hot", "waking", "validating", "ready", "hot", "joined"], story
+    assert ledger.get("n1")["image_version"] == "v1"

@@ -55,3 +55,24 @@ def test_failed_rollback_recycles_are_counted_per_node():
            dec(3, "recycle", "n1", "failed: gate", role="rollback", version="v1")]
     book = fold(log)
     assert book.rollback_failures == {1: {"n1": 2}} and book.moved[1] == {"n1"}
+
+
+def _renewal(i, action, node, outcome):
+    decision = dec(i, action, node, outcome, role="renewal", rid=None, version="v1")
+    decision["demand"]["action"]["rollout"]["revalidate"] = True
+    return decision
+
+
+def test_a_renewal_without_a_reimage_goes_drain_revalidate_readmit():
+    log = [_renewal(1, "drain", "n1", "ok")]
+    assert fold(log).items["n1"].revalidate is True and fold(log).items["n1"].phase == "draining"
+    book = fold(log + [_renewal(2, "revalidate", "n1", None)])
+    assert (book.items["n1"].phase, book.items["n1"].in_flight) == ("recycling", True)
+    book = fold(log + [_renewal(2, "revalidate", "n1", "ok")])
+    assert book.items["n1"].phase == "recycled" and book.results == {}   # a renewal is no rollout's result
+    assert fold(log + [_renewal(2, "revalidate", "n1", "ok"), _renewal(3, "readmit", "n1", "ok")]).items == {}
+
+
+def test_a_failed_revalidate_closes_the_item_and_leaves_the_node_to_the_planner():
+    book = fold([_renewal(1, "drain", "n1", "ok"), _renewal(2, "revalidate", "n1", "failed: n1 is failed (gate)")])
+    assert book.items == {}

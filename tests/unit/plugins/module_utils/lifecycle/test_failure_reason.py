@@ -11,13 +11,24 @@ UNREACHABLE = {"unreachable": True, "changed": False,
 # What the lab registered when lab-r1n4 lost power before the gang's join role copied the munge key.
 COPY_TO_A_DEAD_CONTAINER = {"failed": True, "msg": "Task failed: Failed to set permissions on remote files "
                             "(rc: 1, err: Error response from daemon: Container a9faf1e418d0 is not running )"}
+# What the lab registered for the join role's looped "Ensure munged and slurmd run" when lab-r1n4
+# lost power under it (2026-11-24 22:56 UTC): the loop's own message says nothing.
+LOOP_ON_A_DEAD_CONTAINER = {"failed": True, "msg": "One or more items failed", "results": [
+    {"changed": False, "item": "munge", "msg": "Module result deserialization failed: No start of json char found",
+     "module_stderr": "", "module_stdout": "", "rc": 137, "failed": True},
+    {"changed": False, "item": "slurmd", "failed": True,
+     "msg": "Task failed: failed to transfer file /root/.ansible/tmp/x to /root/.ansible/tmp/y/AnsiballZ_command.py:"
+            "\n\nError response from daemon: Container 9d9218c2efa9 is not running"},
+]}
+LOOP_OF_ORDINARY_FAILURES = {"failed": True, "msg": "One or more items failed", "results": [
+    {"failed": True, "item": "slurm.conf", "msg": "Destination directory /etc/slurm does not exist"}, "not a dict"]}
 POWER_OFF = {"changed": False, "facts": {"system": {"power_state": "Off", "health": "OK"}}}
 POWER_ON = {"changed": False, "facts": {"system": {"power_state": "On"}}}
 BMC_DOWN = {"failed": True, "msg": "BMC of node lab-r2n1 did not answer https://127.0.20.2:8443 within 5 s"}
 
 
 @pytest.mark.parametrize("result", [
-    CUT_OFF, UNREACHABLE, dict(CUT_OFF, module_stdout="  \n"), COPY_TO_A_DEAD_CONTAINER,
+    CUT_OFF, UNREACHABLE, dict(CUT_OFF, module_stdout="  \n"), COPY_TO_A_DEAD_CONTAINER, LOOP_ON_A_DEAD_CONTAINER,
     {"failed": True, "msg": "Error response from daemon: No such container: gpufleet-lab-n1"},
     {"failed": True, "msg": "Failed to connect to the host via ssh: ssh: connect to host 10.0.0.7 port 22: No route"},
 ])
@@ -33,6 +44,7 @@ def test_a_node_that_went_away_is_a_lost_connection(result):
     # the node never came back: the wait's timeout is the reason (its last try's error is embedded)
     {"failed": True, "msg": "timed out waiting for ping module test: Error response from daemon: "
                             "Container 0f3 is not running"},
+    LOOP_OF_ORDINARY_FAILURES, {"failed": True, "msg": "One or more items failed", "results": "not a list"},
     {}, None, "text",
 ])
 def test_other_failures_are_not_a_lost_connection(result):
@@ -114,3 +126,16 @@ def test_a_task_on_a_container_that_lost_power_names_the_step_and_keeps_the_task
     assert reason.startswith('lab-r1n4 stopped answering during registration with the scheduler (task "Install the '
                              'munge key"): its BMC reports PowerState Off afterwards: the node lost power;'), reason
     assert "Ansible reported: Task failed: Failed to set permissions" in reason
+
+
+def test_a_looped_task_that_met_the_dead_node_names_it_with_the_item_s_words():
+    reason = fr.failure_reason(LOOP_ON_A_DEAD_CONTAINER, "Ensure munged and slurmd run", "lab-r1n4", "ready", POWER_OFF)
+    assert reason.startswith('lab-r1n4 stopped answering during registration with the scheduler (task "Ensure munged '
+                             'and slurmd run"): its BMC reports PowerState Off afterwards: the node lost power;'), reason
+    # the first item that met the dead node says what Ansible saw, not the loop's "One or more items failed"
+    assert reason.endswith("Ansible reported: Module result deserialization failed: No start of json char found")
+
+
+def test_a_looped_task_with_ordinary_failures_keeps_the_loop_s_message():
+    reason = fr.failure_reason(LOOP_OF_ORDINARY_FAILURES, "Install the Slurm files", "n7", "ready", POWER_ON)
+    assert reason == "Install the Slurm files: One or more items failed"
