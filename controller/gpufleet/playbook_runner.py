@@ -12,7 +12,8 @@ from gpufleet.runner_artifacts import scrub_artifacts
 
 __all__ = ["PLAYBOOKS", "playbook_path", "runner_env", "run_playbook"]
 
-PLAYBOOKS = ("enroll", "bringup", "gang", "recycle", "decommission", "park", "wake", "hold", "admit", "revalidate")
+PLAYBOOKS = ("enroll", "bringup", "gang", "recycle", "decommission", "park", "wake", "hold", "admit", "revalidate",
+             "image_features")
 
 
 def _error(msg):

@@ -87,7 +87,22 @@ def build(args, out=None, watch_bmc=True):
         reconciler.health = _watch("health", planning, inventory_path, var_files, reconciler._say)
     from gpufleet.controller.images import Catalogue
     reconciler.catalogue = Catalogue(lab_target.merged_vars(var_files))   # rollout/renewal recycles
+    if watch_bmc:
+        reconciler.image_features = _image_features(inventory_path, var_files, reconciler._say)
     return reconciler
+
+
+def _image_features(inventory_path, var_files, say):
+    """Keeps job_submit.lua's list of image versions (playbooks/image_features.yml) as Slurm reports them."""
+    from gpufleet import playbook_runner
+    from gpufleet.controller.image_features import FeaturesWriter
+
+    def write(features, run_id):
+        _status, rc, _artifacts = playbook_runner.run_playbook(
+            "image_features", inventory_path, run_id, var_files=var_files, timeout=300,
+            extravars={"gpufleet_image_features": features})
+        return rc
+    return FeaturesWriter(write, say=say)
 
 
 def cmd_once(args):

@@ -77,6 +77,7 @@ class Reconciler:
         self.redfish = None          # optional: callable(views, now) -> day-2 Signals (gpufleet.controller.bmc)
         self.health = None           # optional: the same for the idle health check (gpufleet.controller.health)
         self.catalogue = None        # optional: gpufleet.controller.images.Catalogue (rollout/renewal recycles)
+        self.image_features = None   # optional: callable(slurm_nodes, now) (gpufleet.controller.image_features)
         # Slurm's node states for the fleet view's seam, written when they change.
         self.samples, self._slurm_nodes = SampleRecorder(), {}
 
@@ -213,6 +214,8 @@ class Reconciler:
             return PassResult(plan=plan, jobs=jobs, nodes=views)
         self.journal.demand(jobs, sorted({v.pool for v in views}), now)
         self.samples.record(self.ledger, self._slurm_nodes, now)
+        if self.image_features is not None:
+            self.image_features(self._slurm_nodes, now)
         busy = self.actuator.busy_nodes()
         to_run, started = [], []
         # Slurm's own power-saving requests first: Slurm already waits on those nodes.

@@ -41,6 +41,11 @@ def test_the_controller_fills_the_hot_floor_and_holds_the_lease(lab):
     assert second.returncode == 1 and "holds the lease" in second.stderr, second.stderr
     status = gpufleet("controller", "status", "--lab", "--policy", POLICY).stdout
     assert "lab" in status and "last decisions:" in status and "bringup" in status, status
+    # job_submit.lua's list (playbooks/image_features.yml) follows the image feature the hot
+    # nodes registered with in Slurm
+    listed = demo.wait_for("the image features file", lambda: demo._try(
+        demo.slurm, "cat", "/etc/slurm/gpufleet-image-features"), 120, poll=2)
+    assert [line for line in listed.splitlines() if line and not line.startswith("#")] == ["image_lab"], listed
 
 
 def test_a_two_node_job_starts_on_hot_nodes(lab):
