@@ -210,9 +210,9 @@ def _substitute(run, pool, gang, troubles, why, version=None, all_or_none=True):
     """Replace every member in trouble, or none (then the caller rolls back); with
     ``all_or_none`` false, as many as spares allow (False: none could be replaced)."""
     picked = _pick(run, pool, len(troubles), gang.deadline_at, version)
-    if picked is None and not all_or_none:
-        picked = next((p for k in range(len(troubles) - 1, 0, -1)
-                       for p in (_pick(run, pool, k, gang.deadline_at, version),) if p), None)
+    count = len(troubles) - 1
+    while picked is None and not all_or_none and count > 0:   # _pick takes nothing when it fails
+        picked, count = _pick(run, pool, count, gang.deadline_at, version), count - 1
     if picked is None:
         return False
     settings = run.policy.pools[pool]

@@ -74,9 +74,14 @@ def _fabric_companions(run, name):
     come up short; the gate says so."""
     settings = run.policy.pools[name]
     size = settings.fabric_test_nodes
-    mine = [a for a in run.actions if a.pool == name and a.kind == "bringup"]
-    count = sum(len(a.nodes) for a in mine)
-    if not mine or count >= size:
+    # the launcher runs each target tier's bring-ups as their own run (to hot, to warm: bring
+    # up then park), so each run needs its own set
+    runs = {}
+    for action in run.actions:
+        if action.pool == name and action.kind == "bringup":
+            runs.setdefault(action.target_tier, []).append(action)
+    short = [mine for mine in runs.values() if sum(len(a.nodes) for a in mine) < size]
+    if not short:
         return
     view = run.views[name]
     # what the launcher offers: hot or idle, running nothing, no node operation under way
@@ -89,7 +94,14 @@ def _fabric_companions(run, name):
             free[v.tier] += 1
     if free[HOT] + max(0, free[IDLE] - view.idle_claimed) > 0:
         return
-    first, want = mine[0], size - count
+    for mine in short:
+        _companions_for(run, name, mine, size - sum(len(a.nodes) for a in mine))
+
+
+def _companions_for(run, name, mine, want):
+    """``want`` more cold bring-ups beside ``mine`` (one target tier's bring-ups), or wait."""
+    settings, view = run.policy.pools[name], run.views[name]
+    size, first = settings.fabric_test_nodes, mine[0]
     budget, cold = run.budget, len(view.free.get(COLD) or ()) + len(view.retryable)
     if cold < want or min(settings.max_concurrent_bringups, run.policy.fleet.concurrency_limit) < size:
         run.note(name, "held_back", f"fabric peer for {first.nodes[0]}: {cold} cold node(s) free, "

@@ -70,3 +70,13 @@ def test_limits_below_the_set_size_let_it_come_up_alone():
     result = run(make_policy(fabric_test_nodes=2, max_concurrent_bringups=1), nodes(COLD, 3), [job(1)])
     assert len(_bringups(result)) == 1
     assert "it comes up alone" in result.notes["p"]["held_back"][0]
+
+
+def test_bring_ups_to_different_tiers_each_get_a_companion():
+    """The launcher runs a pass's bring-ups per target tier (to warm: bring up, then park): a job's
+    bring-up and a warm floor's were two runs of one node each, each failing the fabric phase."""
+    result = run(make_policy(fabric_test_nodes=2, floors={"warm": 1}), nodes(COLD, 5), [job(1)])
+    by_tier = {}
+    for nodes_, tier, _why in _bringups(result):
+        by_tier.setdefault(tier, []).extend(nodes_)
+    assert sorted(len(v) for v in by_tier.values()) == [2, 2] and len(by_tier) == 2, _bringups(result)
