@@ -241,28 +241,31 @@ def test_a_renewal_without_a_reimage_re_gates_a_drained_node_and_holds_it_again(
     """playbooks/drain.yml then playbooks/revalidate.yml on a hot node, as the controller's
     renewal runs them when day2.renewal_reimage is false: the gate again, the image kept, the
     node held (hot) for the readmit. The controller is stopped meanwhile, so it never acts on
-    the node under the test."""
+    the node under the test; it runs again afterwards (the fleet-view scenarios read its /metrics)."""
     node = demo.wait_for("a hot node", lambda: _hot()[:1], 900)[0]
     if lab.get("controller") is not None:
         lab["controller"].stop()
-    led = demo.ledger()
     try:
-        before = led.get(node)
+        led = demo.ledger()
+        try:
+            before = led.get(node)
+        finally:
+            led.close()
+        since = time.time()
+        assert _playbook("drain", [node], gpufleet_reason="renewal test") == 0
+        assert _playbook("revalidate", [node], gpufleet_reason="renewal test") == 0
+        assert _story(node, since) == ["draining", "hot", "waking", "validating", "ready", "hot"]
+        led = demo.ledger()
+        try:
+            after = led.get(node)
+        finally:
+            led.close()
+        assert after["image_version"] == before["image_version"]            # no reimage
+        assert after["gate_report_id"] != before["gate_report_id"]          # a new gate report
+        state = demo.slurm("sinfo", "-h", "-N", "-n", node, "-o", "%T").split()[0]
+        assert state == "drained", state                                    # held for the readmit
     finally:
-        led.close()
-    since = time.time()
-    assert _playbook("drain", [node], gpufleet_reason="renewal test") == 0
-    assert _playbook("revalidate", [node], gpufleet_reason="renewal test") == 0
-    assert _story(node, since) == ["draining", "hot", "waking", "validating", "ready", "hot"]
-    led = demo.ledger()
-    try:
-        after = led.get(node)
-    finally:
-        led.close()
-    assert after["image_version"] == before["image_version"]            # no reimage
-    assert after["gate_report_id"] != before["gate_report_id"]          # a new gate report
-    state = demo.slurm("sinfo", "-h", "-N", "-n", node, "-o", "%T").split()[0]
-    assert state == "drained", state                                    # held for the readmit
+        lab["controller"] = start_controller()
 
 
 def test_the_break_fix_sel_read_writes_entries_or_says_why_not(lab, tmp_path):
