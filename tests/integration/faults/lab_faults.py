@@ -112,10 +112,12 @@ def reservations():
 
 
 def resumed(nodes):
-    """Members Slurm would start a job on (idle, allocated, mixed; not drained or down)."""
+    """Members Slurm would start a job on (idle, allocated, mixed, or resv: idle inside an
+    active reservation such as an admitted gang's; not drained or down: Slurm shows a drain
+    before the reservation, node_state_string_compact)."""
     out = docker("exec", SLURMCTLD, "sinfo", "-N", "-h", "-o", "%N %t").stdout
     found = dict(line.split()[:2] for line in out.splitlines() if len(line.split()) >= 2)
-    return [n for n in nodes if found.get(n, "").startswith(("idle", "alloc", "mix"))]
+    return [n for n in nodes if found.get(n, "").startswith(("idle", "alloc", "mix", "resv"))]
 
 
 def publish_corrupted_copy(version="lab", copy="corrupt"):
