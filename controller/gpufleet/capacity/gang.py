@@ -180,7 +180,8 @@ def advance(run, pool, gang, job):
     late = [(m, t) for m, t in troubles if m.node in view.in_flight
             and _trouble(run, m, view.nodes.get(m.node), version, True, check_deadline=False) is None]
     if late and run.now < gang.deadline_at and run.policy.pools[pool].gang_substitution:
-        troubles = [(m, t) for m, t in troubles if (m, t) not in late]
+        waiting = {m.node for m, _ in late}
+        troubles = [(m, t) for m, t in troubles if m.node not in waiting]
     else:
         late = []
     if not troubles and all(n.tier == HOT for _, n in members):

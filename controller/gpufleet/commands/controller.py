@@ -48,7 +48,6 @@ def _report_dir(merged, ledger):
 def _watch(kind, planning, inventory_path, var_files, say):
     """A day-2 background read at the pools' shortest interval: ``bmc`` (playbooks/bmc_health.yml,
     day2.redfish_interval) or ``health`` (playbooks/health_check.yml, day2.health_interval)."""
-    from gpufleet import playbook_runner
     from gpufleet.controller.bmc import BmcWatch
     from gpufleet.controller.health import HealthWatch
 
@@ -57,11 +56,10 @@ def _watch(kind, planning, inventory_path, var_files, say):
         "health": (HealthWatch, "health_check", "health_interval", "gpufleet_health_out", 900)}[kind]
     intervals = [getattr(p.day2, key) for p in planning.policy.pools.values() if getattr(p.day2, key)]
 
+    run = _runner(playbook, inventory_path, var_files, timeout)
+
     def read(targets, out_path, run_id):
-        _status, rc, _artifacts = playbook_runner.run_playbook(
-            playbook, inventory_path, run_id, var_files=var_files, timeout=timeout,
-            extravars={"gpufleet_targets": ",".join(targets), out_var: out_path})
-        return rc
+        return run(run_id, {"gpufleet_targets": ",".join(targets), out_var: out_path})
     out_dir = repo_path("build", "runs", kind)
     os.makedirs(out_dir, exist_ok=True)
     return watch(read, min(intervals) if intervals else None, out_dir, say=say)
@@ -82,27 +80,32 @@ def build(args, out=None, watch_bmc=True):
     controller_id = args.id or "%s:%d" % (socket.gethostname(), os.getpid())
     reconciler = Reconciler(SlurmSource(prefix), ledger, planning, actuator, inventory.load_inventory(inventory_path),
                             controller_id, out=out or sys.stdout, spool_dir=spool, report_dir=report_dir)
-    if watch_bmc:
+    if watch_bmc:   # the background reads and writes (status builds without them)
         reconciler.redfish = _watch("bmc", planning, inventory_path, var_files, reconciler._say)
         reconciler.health = _watch("health", planning, inventory_path, var_files, reconciler._say)
+        reconciler.image_features = _image_features(inventory_path, var_files, reconciler._say)
     from gpufleet.controller.images import Catalogue
     reconciler.catalogue = Catalogue(lab_target.merged_vars(var_files))   # rollout/renewal recycles
-    if watch_bmc:
-        reconciler.image_features = _image_features(inventory_path, var_files, reconciler._say)
     return reconciler
+
+
+def _runner(playbook, inventory_path, var_files, timeout):
+    """run(run_id, extravars) -> the exit code of ``playbook`` (a background read or write)."""
+    from gpufleet import playbook_runner
+
+    def run(run_id, extravars):
+        _status, rc, _artifacts = playbook_runner.run_playbook(
+            playbook, inventory_path, run_id, var_files=var_files, timeout=timeout, extravars=extravars)
+        return rc
+    return run
 
 
 def _image_features(inventory_path, var_files, say):
     """Keeps job_submit.lua's list of image versions (playbooks/image_features.yml) as Slurm reports them."""
-    from gpufleet import playbook_runner
     from gpufleet.controller.image_features import FeaturesWriter
 
-    def write(features, run_id):
-        _status, rc, _artifacts = playbook_runner.run_playbook(
-            "image_features", inventory_path, run_id, var_files=var_files, timeout=300,
-            extravars={"gpufleet_image_features": features})
-        return rc
-    return FeaturesWriter(write, say=say)
+    run = _runner("image_features", inventory_path, var_files, 300)
+    return FeaturesWriter(lambda features, run_id: run(run_id, {"gpufleet_image_features": features}), say=say)
 
 
 def cmd_once(args):

@@ -65,6 +65,15 @@ def label(record):
     return record["to_version"]
 
 
+def _extra(rollout_id, role, version, gate_profile, back_to, revalidate=False):
+    """The ``rollout`` extra of a rollout or renewal step (rollout_book folds it back)."""
+    extra = {"rollout_id": rollout_id, "role": role, "version": version, "gate_profile": gate_profile,
+             "back_to": back_to}
+    if revalidate:
+        extra["revalidate"] = True
+    return extra
+
+
 class _Pass:
     """Working state of one stage run (actions, updates, room left per pool)."""
 
@@ -77,10 +86,8 @@ class _Pass:
         """The first step of one node's work: drain it (in service) or recycle it (failed).
         ``revalidate``: a renewal that re-gates the drained node without a reimage."""
         view = self.views[node]
-        extra = {"rollout_id": rollout_id, "role": role, "version": version, "gate_profile": gate_profile,
-                 "back_to": "joined" if view.state == "joined" else "hot"}
-        if revalidate:
-            extra["revalidate"] = True
+        extra = _extra(rollout_id, role, version, gate_profile, "joined" if view.state == "joined" else "hot",
+                       revalidate)
         kind = "drain" if view.state in IN_SERVICE else "recycle"
         self.add_step(kind, pool, node, why, extra, None)
         self.room[pool] = self.room.get(pool, 0) - 1
@@ -101,10 +108,7 @@ def _advance(work, item):
     if item.in_flight or item.node in work.busy:
         return
     what = "rollout %s %s" % (item.rollout_id, item.role) if item.rollout_id is not None else item.role
-    extra = {"rollout_id": item.rollout_id, "role": item.role, "version": item.version,
-             "gate_profile": item.gate_profile, "back_to": item.back_to}
-    if item.revalidate:
-        extra["revalidate"] = True
+    extra = _extra(item.rollout_id, item.role, item.version, item.gate_profile, item.back_to, item.revalidate)
     view = work.views.get(item.node)
     jobs = work.running.get(item.node) or (view.jobs if view is not None else ())
     if item.phase == "draining" and jobs:

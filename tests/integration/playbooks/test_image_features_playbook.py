@@ -1,7 +1,6 @@
 """playbooks/image_features.yml on a stand-in Slurm controller host (a local host): the file
 job_submit.lua reads holds exactly the features given, sorted, once each; a second run
 changes nothing; a list with something that is no image feature is refused, naming the fix."""
-import json
 import os
 
 import pytest
@@ -42,4 +41,4 @@ def test_anything_that_is_no_image_feature_is_refused_and_nothing_written(tmp_pa
     proc, dest = _write(tmp_path, features)
     assert proc.returncode != 0 and not dest.exists()
     assert "gpufleet_image_features must be a list of Slurm features image_<version>" in proc.stdout, proc.stdout[-2000:]
-    assert json.dumps("Fix: pass")[1:-1] in proc.stdout
+    assert "Fix: pass -e" in proc.stdout
