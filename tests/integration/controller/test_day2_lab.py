@@ -21,9 +21,10 @@ import os
 import time
 
 import pytest
+import yaml
 
 from lab import controller_demo as demo
-from tests.integration.controller.steps import (LAB_MARKS, POLICY, decisions, gpufleet, history,
+from tests.integration.controller.steps import (LAB_MARKS, METRICS_PORT, POLICY, decisions, gpufleet, history,
                                                 power_off_behind_the_controllers_back, power_state,
                                                 start_controller)
 
@@ -265,6 +266,87 @@ def test_a_renewal_without_a_reimage_re_gates_a_drained_node_and_holds_it_again(
         state = demo.slurm("sinfo", "-h", "-N", "-n", node, "-o", "%T").split()[0]
         assert state == "drained", state                                    # held for the readmit
     finally:
+        lab["controller"] = start_controller()
+
+
+# Each gate fault type of `gpufleet lab fault` (as tests/integration/gate/test_gate_lab.py
+# injects them) and the failed gate check its break_fix record must name ("phase/check").
+GATE_FAULTS = [
+    ("missing_gpu", {"gpu": 7}, "gpu/gpu_count"),
+    ("degraded_nvlink", {"gpu": 2, "factor": 0.25}, "nvlink/nvlink_links"),
+    ("slow_hca", {"hca": "mlx5_1", "bw_gbps": 96.5}, "fabric/ib_write_bw"),
+    ("ecc", {"gpu": 0, "uncorrected": 2}, "gpu/ecc_uncorrectable"),
+]
+BREAK_FIX_S = 2400   # four nodes, two failed recycles each (reimage + gate), on two cores
+
+
+def _policy_for_four(tmp_path):
+    """The lab policy with room for four repairs at once: hot floor 4 (four idle hot nodes to
+    fault), day-2 budget 4. Everything else, max_recycles (default 2) included, as the lab's."""
+    with open(POLICY) as handle:
+        policy = yaml.safe_load(handle)
+    pool = policy["pools"]["lab"]
+    pool["floors"] = dict(pool["floors"], hot=4)
+    pool["day2"] = dict(pool["day2"], budget=4)
+    path = tmp_path / "capacity-four-repairs.yml"
+    path.write_text(yaml.safe_dump(policy))
+    return str(path)
+
+
+def _idle_hot(count):
+    idle = set(demo.slurm("sinfo", "-h", "-N", "-t", "idle,drained", "-o", "%N").split())
+    nodes = [n for n in _hot() if n in idle]
+    return nodes[:count] if len(nodes) >= count else None
+
+
+def test_each_gate_fault_type_ends_in_break_fix_with_its_record_and_a_repaired_node_returns(lab, tmp_path):
+    """missing_gpu, degraded_nvlink, slow_hca and ecc, one per hot node, each found by an
+    NHC-style drain: day-2 drains, recycles (the fault stays in the hardware, so the full gate
+    fails), recycles again, and after max_recycles (2) failures sends the node to break_fix with
+    a record naming the failed check. The ledger tells the story. Then a technician's repair:
+    the fault cleared, playbooks/enroll.yml takes the node back (break_fix -> enrolled)."""
+    import json
+    from gpufleet import lab_target
+    if lab.get("controller") is not None:
+        lab["controller"].stop()
+    lab["controller"] = None
+    four = demo.Controller(interval=3, policy=_policy_for_four(tmp_path), metrics_port=METRICS_PORT).start()
+    nodes = []
+    try:
+        nodes = demo.wait_for("four idle hot nodes", lambda: four.check_alive() and _idle_hot(4), 1200, poll=3)
+        since = time.time()
+        for node, (kind, params, _check) in zip(nodes, GATE_FAULTS):
+            args = [a for key, value in params.items() for a in ("--param", "%s=%s" % (key, value))]
+            gpufleet("lab", "fault", node, kind, *args)
+            demo.slurm("scontrol", "update", "nodename=%s" % node, "state=drain",
+                       "reason=NHC: check_hw failed (lab %s)" % kind)
+        demo.wait_for("four nodes in break_fix", lambda: four.check_alive() and all(
+            _closed(n) for n in nodes), BREAK_FIX_S, poll=5)
+        with open(lab_target.vars_path()) as handle:
+            report_dir = yaml.safe_load(handle)["gpufleet_report_dir"]
+        for node, (kind, _params, check) in zip(nodes, GATE_FAULTS):
+            steps = [(d["action"], d["outcome"]) for d in _day2(node) if d["at"] >= since - 1]
+            assert steps[0] == ("drain", "ok") and steps[-1] == ("break_fix", "ok"), (kind, steps)
+            assert [s for s in steps if s[0] == "recycle"] == [("recycle", "failed")] * 2, (kind, steps)
+            story = _story(node, since - 1)
+            assert story[0] == "draining" and story[-1] == "break_fix", (kind, story)
+            assert story.count("recycling") == 2 and story.count("failed") == 2, (kind, story)
+            assert "ready" not in story, (kind, story)             # never validated with the fault
+            with open(os.path.join(report_dir, "break_fix", "%s.json" % node)) as handle:
+                record = json.load(handle)
+            assert any(f.startswith(check + ":") for f in record["gate_failures"]), (kind, record)
+            assert len(record["failed_recycles"]) == 2, (kind, record)
+            assert any("NHC: check_hw failed (lab %s)" % kind in r[1] for r in record["reasons"]), (kind, record)
+        # a technician replaced the part: the fault is gone, the node is enrolled again
+        gpufleet("lab", "clear-faults")
+        assert _playbook("enroll", nodes) == 0
+        after = demo.states()
+        assert all(after[n] == "inspected" for n in nodes), after
+        for node in nodes:
+            assert _story(node, since - 1)[-3:] == ["break_fix", "enrolled", "inspected"], _story(node, since - 1)
+    finally:
+        four.stop()
+        gpufleet("lab", "clear-faults", check=False)
         lab["controller"] = start_controller()
 
 

@@ -293,3 +293,20 @@ def test_a_bmc_critical_fault_makes_that_nodes_bmc_report_critical_until_cleared
     assert model["faults"] == []            # the node itself is untouched
     lab_mod.clear_faults(cfg)
     assert view("lab-r1n3")["Health"] == "OK"
+
+
+def test_an_ecc_or_slow_hca_fault_without_parameters_still_fails_a_gate(cfg):
+    # without defaults an ecc fault counted no error and a slow_hca fault named no HCA: both
+    # left the "faulty" node passing its gate
+    from lab.hwsim.simtools.model import Model
+    lab_mod.write_models(cfg)
+    model = Model(lab_mod.inject_fault(cfg, "lab-r1n3", "ecc"))
+    assert model.ecc(0) == {"corrected": 0, "uncorrected": 1} and model.ecc(1)["uncorrected"] == 0
+    model = Model(lab_mod.inject_fault(cfg, "lab-r1n2", "slow_hca"))
+    first = model.data["hcas"][0]["name"]
+    assert [h["bw_gbps"] for h in model.hcas() if h["name"] == first] == [50.0]
+    assert model.hca_factor() < 1.0
+    assert lab_mod.inject_fault(cfg, "lab-r2n1", "ecc", corrected=5)["faults"] == [
+        {"gpu": 0, "corrected": 5, "type": "ecc"}]                       # counts given: kept as given
+    with pytest.raises(LabError, match="--param hca=NAME"):
+        lab_mod.inject_fault(cfg, "lab-r2n2", "slow_hca", hca="mlx9_9")
