@@ -103,7 +103,15 @@ def _companions_for(run, name, mine, want):
     settings, view = run.policy.pools[name], run.views[name]
     size, first = settings.fabric_test_nodes, mine[0]
     budget, cold = run.budget, len(view.free.get(COLD) or ()) + len(view.retryable)
-    if cold < want or min(settings.max_concurrent_bringups, run.policy.fleet.concurrency_limit) < size:
+    limits_fit = min(settings.max_concurrent_bringups, run.policy.fleet.concurrency_limit) >= size
+    on_the_way = sorted(view.bringing)
+    if cold < want and limits_fit and on_the_way:
+        # alone it fails the fabric phase and counts toward break_fix; a node on its way is
+        # a known-good peer once validated (the lab lost a healthy node to break_fix this way)
+        _withdraw(run, name, mine, f"fabric peer for {first.nodes[0]}: {cold} cold node(s) free, "
+                  f"{len(on_the_way)} on the way ({', '.join(on_the_way[:3])}): waiting for a validated peer")
+        return
+    if cold < want or not limits_fit:
         run.note(name, "held_back", f"fabric peer for {first.nodes[0]}: {cold} cold node(s) free, "
                  f"limits {settings.max_concurrent_bringups}/{run.policy.fleet.concurrency_limit}, "
                  f"fabric set size {size}: it comes up alone")

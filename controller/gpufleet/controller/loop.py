@@ -45,6 +45,7 @@ class World:
 
     def __init__(self, raw, jobs, unservable, nodes):
         self.raw, self.jobs, self.unservable, self.nodes = raw, jobs, unservable, nodes
+        self.supply = nodes      # the node views the planner gets: held nodes unavailable (plan())
         self.day2, self.cases = stage.Day2Pass(), {}
         self.rollout, self.rollouts = rollout_stage.RolloutPass(), []
 
@@ -141,6 +142,7 @@ class Reconciler:
         held = world.day2.claimed | world.rollout.claimed
         supply_nodes = [replace(v, tier=UNAVAILABLE, state=DAY2_HELD) if v.node in held else v
                         for v in world.nodes]
+        world.supply = supply_nodes     # the launcher offers fabric peers from these, never a held node
         plan = self.planning.plan(world.raw, supply_nodes, self.actuator.in_flight(), self.gangs(now, recent), now,
                                   history)
         return plan, world
@@ -241,7 +243,7 @@ class Reconciler:
                 to_run.append((decision_id, action))
             else:
                 self._ledger_step(decision_id, action)
-        self.launcher.launch(to_run, self._views)
+        self.launcher.launch(to_run, {v.node: v for v in world.supply})
         self._spool_done()
         return PassResult(plan=plan, started=started, finished=finished, jobs=jobs, nodes=views)
 

@@ -37,7 +37,8 @@ class Day2Pass:
     tracks: Dict = field(default_factory=dict)
     operator: Tuple[OperatorDrain, ...] = ()
     claimed: frozenset = frozenset()     # open cases, drains started now, operator drains,
-    #                                      hot nodes resumed now as replacements
+    #                                      hot nodes resumed now as replacements, nodes with a
+    #                                      signal this pass (suspect until it persists or goes)
     notes: Tuple[str, ...] = ()          # waits and holds, in words for the log
 
 
@@ -176,6 +177,10 @@ def decide(rows, views, jobs, pools, tracks, cases, busy, now, extra_signals=(),
     # Day-2 holds its cases; a node a person drained is no supply for the planner either (a
     # resume would undo the person's drain).
     claimed = set(cases) | {c.node for c in chosen.start} | {o.node for o in found.operator}
+    # A node showing a signal is suspect before the signal persists: never supply, a spare
+    # or a fabric peer meanwhile (a health checker's drain on a slow HCA, offered as a peer,
+    # failed a healthy node's fabric phase with it in the lab).
+    claimed |= {s.node for s in signals}
     # replacements first: the job waits on them, the failed node's repair does not
     actions, spares = _replacements([c.node for c in chosen.start], jobs, views, claimed, busy)
     notes += ["%s: %s" % (a.replaces, a.blocked) for a in actions if a.blocked]

@@ -80,3 +80,17 @@ def test_bring_ups_to_different_tiers_each_get_a_companion():
     for nodes_, tier, _why in _bringups(result):
         by_tier.setdefault(tier, []).extend(nodes_)
     assert sorted(len(v) for v in by_tier.values()) == [2, 2] and len(by_tier) == 2, _bringups(result)
+
+
+def test_a_lone_bring_up_with_no_cold_companion_waits_for_a_node_on_its_way():
+    """Lab, four nodes drained by a health checker: a node brought up alone for the hot floor
+    while the others were still coming up failed "needs 2 nodes per set", twice, and a healthy
+    node went to break_fix. A node on its way is a validated peer soon: the bring-up waits."""
+    policy = make_policy(fabric_test_nodes=2)
+    moving = [flight("bringup", "p-cold-00")]
+    result = run(policy, nodes(COLD, 2), [job(1), job(2)], in_flight=moving)
+    assert _bringups(result) == []
+    assert any("waiting for a validated peer" in n and "p-cold-00" in n for n in result.notes["p"]["held_back"])
+    # nothing on its way: waiting never helps, it still goes alone (and the note says so)
+    alone = run(policy, nodes(COLD, 1), [job(1)])
+    assert len(_bringups(alone)) == 1 and "it comes up alone" in alone.notes["p"]["held_back"][0]

@@ -18,6 +18,25 @@ def test_bringups_of_one_pass_run_together_with_good_nodes_as_fabric_peers(ledge
     assert [d["outcome"] for d in records.decisions(ledger)] == ["ok", "ok"]
 
 
+def test_a_node_day2_suspects_is_never_offered_as_a_fabric_peer(ledger, make_reconciler):
+    """Lab: a hot node a health checker had just drained (a slow HCA; its signal not yet
+    persisted) was the fabric peer of a healthy node's bring-up: both failed the fabric phase."""
+    from gpufleet.controller.slurm_json import SlurmNode
+    rec, runs, _p = make_reconciler([bringup("n1")])
+    views = (NodeView("n1", "lab", "cold", ""), NodeView("n3", "lab", "hot", "hot"),
+             NodeView("n4", "lab", "hot", "hot"))
+    nhc = {"n3": SlurmNode("n3", "IDLE", ("DRAIN",), reason="NHC: check_hca failed")}
+
+    def read_world(now=None):
+        rec._slurm_nodes = nhc
+        return World((), (), (), views)
+    rec.read_world = read_world
+    rec.once()
+    rec.drain()
+    (playbook, extra, _run_id), = runs.calls
+    assert playbook == "bringup" and extra["gpufleet_fabric_peers"] == ["n4"]
+
+
 def test_each_decision_of_a_batch_gets_its_own_nodes_outcome(ledger, make_reconciler):
     class OneFails(Runs):
         def _effects(self, playbook, extravars):

@@ -36,6 +36,19 @@ def test_a_health_checker_drain_acts_only_after_it_persisted():
     assert "n1" in second.claimed
 
 
+def test_a_node_with_a_signal_not_yet_persisted_is_no_supply_spare_or_peer():
+    """Lab: a hot node a health checker drained for a slow HCA was offered as the fabric peer
+    of a healthy node's bring-up before its signal persisted; both failed the fabric phase."""
+    hot_nhc = ("n2", "IDLE+DRAIN", "NHC: check_hca failed", None)
+    first = run([hot_nhc])
+    assert first.actions == () and "n2" in first.claimed
+    # and the case's recycle takes the other hot node as its peer, never the suspect
+    redfish = Signal("n2", "redfish", "bmc_health", "system health Warning", NOW)
+    case = OpenCase(Case("n1", "lab", "draining", NOW - 300))
+    recycle, = run([], cases={"n1": case}, signals=[redfish]).actions
+    assert recycle.kind == "recycle" and recycle.peers == ("n3",), recycle
+
+
 def test_operator_drains_and_our_own_holds_are_left_alone():
     rows = [("n1", "IDLE+DRAIN", "rack move, ticket 42", None), ("n2", "IDLE+DRAIN", "", None),
             ("n3", "IDLE+DRAIN", "gpufleet:hold: idle", None)]
