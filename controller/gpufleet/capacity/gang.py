@@ -93,9 +93,18 @@ def _start(run, pool, gang_id, job_id, node, tier, deadline, why):
         run.note(pool, "held_back", f"gang {gang_id} member {node}: concurrency limit reached")
         return None
     mine = min(deadline, run.now + _estimate(run.policy.pools[pool], tier))
-    verb = "waking parked" if kind == "wake" else "bringing up cold"
-    return run.add(kind, pool, (node,), f"{why}: {verb} {node}, due by +{ago(mine - run.now)}",
-                   gang_id=gang_id, job_id=job_id, deadline_at=mine, target_tier=HOT)
+    return run.add(kind, pool, (node,), f"{why}: {_starting(run.views[pool], kind, node)}, due by "
+                   f"+{ago(mine - run.now)}", gang_id=gang_id, job_id=job_id, deadline_at=mine, target_tier=HOT)
+
+
+def _starting(view, kind, node):
+    """What a member's wake or bring-up does, for its reason."""
+    if kind == "bringup":
+        return f"bringing up cold {node}"
+    seen = view.nodes.get(node)
+    if seen is not None and seen.state == "hot":   # held, its gate expired: warm to the planner (tiers.classify)
+        return f"re-gating hot {node} (gate expired)"
+    return f"waking parked {node}"
 
 
 def _can_start(run, pool, count):

@@ -41,11 +41,13 @@ def _ledger_only(action):
 
 
 class World:
-    """What one pass read: Slurm's jobs, the same with pools, unservable (job, why), node views."""
+    """What one pass read: Slurm's jobs, the same with pools, unservable (job, why), node views,
+    the ledger's rollout rows (oldest first: the pool images and the rollout book both use them)."""
 
-    def __init__(self, raw, jobs, unservable, nodes):
+    def __init__(self, raw, jobs, unservable, nodes, rollout_rows=()):
         self.raw, self.jobs, self.unservable, self.nodes = raw, jobs, unservable, nodes
         self.supply = nodes      # the node views the planner gets: held nodes unavailable (plan())
+        self.rollout_rows = list(rollout_rows)
         self.day2, self.cases = stage.Day2Pass(), {}
         self.rollout, self.rollouts = rollout_stage.RolloutPass(), []
 
@@ -92,18 +94,19 @@ class Reconciler:
         now = self.clock() if now is None else now
         raw = self.source.jobs()
         slurm_nodes = self._slurm_nodes = self.source.nodes()
-        self.pool_images = self._read_pool_images()
+        rollout_rows = records.rollouts(self.ledger)    # the pass's one read of the rollouts table
+        self.pool_images = self._usable_pool_images(rollout_rows)
         views = supply.node_views(self.hosts, records.node_records(self.ledger), slurm_nodes, raw, self.planning,
                                   now, history_of=self.ledger.history, pool_images=self.pool_images)
         mapped, unservable = self.planning.map_jobs(raw, views)
-        return World(raw, mapped, unservable, views)
+        return World(raw, mapped, unservable, views, rollout_rows)
 
-    def _read_pool_images(self):
+    def _usable_pool_images(self, rollout_rows):
         """{pool: version} its last finished rollout left (images.pool_versions), only where the
         catalogue can install that version: a hot or parked node on another version is then
         cold and its bring-up installs the pool's version. Without a catalogue nothing is
         compared (said once): the variable files' version is installed as before."""
-        found = images.pool_versions(records.rollouts(self.ledger))
+        found = images.pool_versions(rollout_rows)
         usable = {}
         for pool, version in sorted(found.items()):
             why = "no image catalogue is given to the controller" if self.catalogue is None else None

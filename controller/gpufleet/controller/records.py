@@ -14,7 +14,7 @@ from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledge
 __all__ = ["open_ledger", "node_records", "record_decision", "set_outcome", "decisions", "open_decisions",
            "record_demand", "demand_history", "acquire_lease", "renew_lease", "release_lease", "lease_holder",
            "transition", "load_tracks", "save_tracks", "gang_rollback", "release_members", "gang_status", "states", "LedgerError", "LifecycleError", "LEASE",
-           "iso", "start_rollout", "rollouts", "active_rollouts", "set_rollout_phase", "set_rollout_canaries",
+           "iso", "start_rollout", "rollouts", "set_rollout_phase", "set_rollout_canaries",
            "ROLLOUT_ACTIVE"]
 
 ROLLOUT_ACTIVE = _rollouts.ACTIVE
@@ -125,11 +125,6 @@ def start_rollout(ledger, pool, from_version, to_version, who, reason, gate_prof
 
 def rollouts(ledger, pool=None):
     return _rollouts.rollouts(ledger, pool=pool)
-
-
-def active_rollouts(ledger):
-    """Every pool's unfinished rollout (canary, batches, halted, rolling_back)."""
-    return _rollouts.rollouts(ledger, active_only=True)
 
 
 def set_rollout_phase(ledger, rollout_id, phase, reason, expect=None):

@@ -1,10 +1,11 @@
 """The loop's rollout and renewal step (gpufleet.day2.rollout_stage) with the ledger around it.
 
-``plan`` reads the unfinished rollouts and folds the rollout book from the decision log (from
-the oldest rollout's start when it is older than the pass's look-back), runs the stage after
-the repair stage (repairs are counted first in the one budget) and fills each recycle's image
-variables from the catalogue; ``apply_updates`` writes the canaries and phases the stage
-decided, before its actions are recorded, and returns the actions to record.
+``read_book`` takes the unfinished rollouts from the rows the pass read (``World.rollout_rows``)
+and folds the rollout book from the decision log (from the oldest rollout's start when it is
+older than the pass's look-back); ``plan`` runs the stage after the repair stage (repairs are
+counted first in the one budget) and fills each recycle's image variables from the catalogue;
+``apply_updates`` writes the canaries and phases the stage decided, before its actions are
+recorded, and returns the actions to record.
 """
 from dataclasses import replace
 
@@ -41,9 +42,10 @@ def _with_image(action, catalogue):
 
 
 def read_book(reconciler, world, now, recent):
-    """Sets ``world.rollouts`` (unfinished rollout rows); -> the rollout book folded from the
-    decision log (from the oldest rollout's start when it is older than ``recent``)."""
-    world.rollouts = records.active_rollouts(reconciler.ledger)
+    """Sets ``world.rollouts`` (the unfinished ones of ``world.rollout_rows``); -> the rollout
+    book folded from the decision log (from the oldest rollout's start when it is older than
+    ``recent``)."""
+    world.rollouts = [r for r in world.rollout_rows if r["phase"] in records.ROLLOUT_ACTIVE]
     oldest = min([r["created_at"] for r in world.rollouts], default=now)
     decisions = recent
     if recent is None or (recent and oldest < recent[0]["at"]):

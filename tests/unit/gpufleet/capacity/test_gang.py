@@ -169,6 +169,22 @@ def test_member_held_back_by_the_limit_starts_later():
     assert [(a.kind, a.nodes, a.gang_id) for a in result.actions] == [("wake", ("m1",), "g")]
 
 
+@pytest.mark.parametrize("state,words", [("parked", "member waiting to start: waking parked m1, due by"),
+                                         ("hot", "member waiting to start: re-gating hot m1 (gate expired), due by")])
+def test_a_waiting_member_s_wake_says_what_it_does(state, words):
+    # a hot member whose gate expired while it waited reads warm (tiers.classify): its wake re-gates it
+    members = (node("m0", HOT), node("m1", WARM, state=state))
+    result = run(POLICY, members, [job(1, size=2)], gangs=[gang("g", 1, ["m0", "m1"])])
+    assert [(a.kind, a.nodes) for a in result.actions] == [("wake", ("m1",))]
+    assert words in result.actions[0].reason, result.actions[0].reason
+
+
+def test_a_new_gang_s_hot_node_with_an_expired_gate_is_re_gated_not_woken():
+    result = run(POLICY, nodes(HOT, 1) + (node("p-stale-00", WARM, state="hot"),), [job(1, size=2)])
+    assert kinds(result) == ["reserve", "wake"]
+    assert "re-gating hot p-stale-00 (gate expired)" in result.actions[1].reason, result.actions[1].reason
+
+
 def test_gang_members_wait_for_the_concurrency_limit():
     policy = make_policy(gang_deadline="30m", max_concurrent_bringups=1,
                          estimates={"cold": "20m"})

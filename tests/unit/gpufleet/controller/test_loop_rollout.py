@@ -1,5 +1,8 @@
 """Rollouts and renewal wired into the reconcile pass: canaries, batches, halt, rollback,
 one budget with repairs, restarts (fake playbook runs that move the ledger as real ones do)."""
+import contextlib
+import re
+
 import pytest
 
 from gpufleet.capacity.policy import Day2, Members, Pool, Refresh
@@ -162,6 +165,51 @@ def test_a_restarted_controller_keeps_the_canaries_and_continues(ledger, make_re
     assert records.rollouts(ledger)[0]["phase"] == "done"
     assert records.rollouts(ledger)[0]["canaries"] == ["n1"]
     assert versions(ledger) == dict.fromkeys(("n1", "n2", "n3", "n4"), "v2")
+
+
+class CountingLedger:
+    """The test's ledger, counting the read-only transactions' queries of the rollouts table."""
+
+    def __init__(self, ledger):
+        self._ledger, self.rollout_reads = ledger, 0
+
+    def __getattr__(self, name):
+        return getattr(self._ledger, name)
+
+    @contextlib.contextmanager
+    def transaction(self, commit=None, write=True):
+        with self._ledger.transaction(commit=commit, write=write) as cur:
+            yield cur if write else _CountingCursor(cur, self)
+
+
+class _CountingCursor:
+    def __init__(self, cur, counter):
+        self._cur, self._counter = cur, counter
+
+    def __getattr__(self, name):
+        return getattr(self._cur, name)
+
+    def execute(self, query, *args):
+        if re.search(r"\bFROM rollouts\b", query):
+            self._counter.rollout_reads += 1
+        return self._cur.execute(query, *args)
+
+
+@pytest.mark.parametrize("dry_run", [False, True])
+def test_a_pass_reads_the_rollouts_once_for_the_pool_images_and_the_rollout_book(ledger, make_reconciler, dry_run):
+    fleet(ledger)
+    rec, runs = make(make_reconciler)
+    earlier = records.start_rollout(ledger, "gpu", "v0", "v1", "test", "an earlier rollout")
+    records.set_rollout_phase(ledger, earlier, "done", "test")
+    records.start_rollout(ledger, "lab", "v1", "v2", "test", "new driver")
+    rec.ledger = counting = CountingLedger(ledger)
+    result = rec.once(dry_run=dry_run)
+    rec.drain()
+    assert counting.rollout_reads == 1
+    assert rec.pool_images == {"gpu": "v1"}                          # the finished rollout's pool image
+    drains = [(c[0], c[1]["gpufleet_targets"]) for c in runs.calls]
+    assert drains == ([] if dry_run else [("drain", "n1")])          # the unfinished one's canary
+    assert result.error is None
 
 
 def _nhc_on_n4():
