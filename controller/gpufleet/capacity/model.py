@@ -68,6 +68,7 @@ class Job:
     reason: str = ""                # the scheduler's pending reason (Resources, Priority, ...)
     pool: Optional[str] = None      # filled by demand mapping; None: no pool can serve it
     nodes_assigned: Tuple[str, ...] = ()
+    reservation: str = ""           # the reservation the job is bound to ("" = none)
 
     @property
     def gang(self):

@@ -28,6 +28,8 @@ PLAYBOOK_OF = {
     # readmit puts it where the floors need it
     "drain": ("drain", {}),
     "requeue": ("requeue", {}),
+    # a replaced member's job pending again: bound to its replacement's reservation
+    "bind": ("bind_replacement", {}),
     "recycle": ("recycle", {"gpufleet_recycle_hold": True, "gpufleet_recycle_drained": True}),
     # renewal without a reimage: the gate again on the drained node, which ends hot (held)
     "revalidate": ("revalidate", {}),
@@ -69,6 +71,12 @@ def playbook_for(action):
             extra.update(gpufleet_gate_profile=profile)
     if action.kind == "requeue":
         extra.update(gpufleet_requeue_jobs=list(action.jobs))
+    if action.kind == "resume" and getattr(action, "reservation", ""):
+        extra.update(gpufleet_replace_reservation=action.reservation,
+                     gpufleet_replace_nodes=list(action.reserve_nodes))
+    if action.kind == "bind":
+        extra.update(gpufleet_bind_job=action.job_id, gpufleet_bind_reservation=action.reservation,
+                     gpufleet_bind_nodes=",".join(action.reserve_nodes))
     if action.target_tier == "joined":
         # Slurm's power saving already placed a job on the node: it must come up schedulable
         extra.update(gpufleet_bringup_hold=False, gpufleet_wake_resume=True)

@@ -42,21 +42,34 @@ def _load(path, what):
         return None, "%s at %s unreadable: %s" % (what, path, exc)
 
 
+def _fabric_of_the_same_gate(report_dir, node, node_report):
+    """The node's fabric report (``<node>.fabric.json``: the fabric phase runs after the node
+    phases, in a set) when it belongs to the same gate run as ``node_report``, else None."""
+    fabric, _why = _load(os.path.join(report_dir, "gate", "%s.fabric.json" % node), "fabric report")
+    if not isinstance(fabric, dict) or not isinstance(fabric.get("phases"), list):
+        return None
+    return fabric if str(fabric.get("started") or "") >= str(node_report.get("started") or "") else None
+
+
 def gate_failures(report_dir, node):
-    """The failed checks of the node's last gate report ("phase/check: reason"), or one line
-    saying why there are none to show (no report, unreadable, or the last gate passed)."""
+    """The failed checks of the node's last gate ("phase/check: reason"): its node report and
+    the fabric report of the same run (a slow HCA fails only there; the lab's break_fix record
+    once said "passed" for it), or one line saying why there are none to show (no report,
+    unreadable, or the last gate passed)."""
     report, why = _load(os.path.join(report_dir, "gate", "%s.node.json" % node), "gate report")
     if report is None:
         return ("last gate report: %s" % why,)
     if not isinstance(report, dict) or not isinstance(report.get("phases"), list):
         return ("last gate report of %s has no phases (not a gate report)" % node,)
+    reports = [report] + [r for r in (_fabric_of_the_same_gate(report_dir, node, report),) if r]
     found = ["%s/%s: %s" % (phase.get("name"), check.get("name"), check.get("reason"))
-             for phase in report["phases"] if isinstance(phase, dict)
+             for one in reports for phase in one["phases"] if isinstance(phase, dict)
              for check in phase.get("checks") or () if isinstance(check, dict) and check.get("verdict") == "fail"]
     if found:
         return tuple(found)
-    if report.get("verdict") not in (None, "pass"):
-        return ("%s: %s" % (report.get("failed_phase"), report.get("reason")),)
+    for one in reports:
+        if one.get("verdict") not in (None, "pass"):
+            return ("%s: %s" % (one.get("failed_phase"), one.get("reason")),)
     return ("last gate report %s (%s) passed" % (report.get("report_id"), report.get("finished")),)
 
 

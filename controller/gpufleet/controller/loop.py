@@ -13,7 +13,7 @@ from gpufleet.controller import breakfix, images, inventory, records, rollouts, 
 from gpufleet.controller.errors import ControllerError, LeaseHeld
 from gpufleet.controller.journal import Journal
 from gpufleet.controller.launch import Launcher
-from gpufleet.day2 import rollout_book, rollout_stage, stage
+from gpufleet.day2 import bindings, rollout_book, rollout_stage, stage
 from gpufleet.day2.cases import NOT_STARTED, fold_cases
 from gpufleet.day2.model import DAY2_KINDS, Day2Action
 from gpufleet.view.sampling import SampleRecorder
@@ -155,7 +155,8 @@ class Reconciler:
         ``decisions``: the decision log from at least _DAY2_LOOKBACK_S back (read when not given)."""
         if decisions is None:
             decisions = records.decisions(self.ledger, since=now - _DAY2_LOOKBACK_S)
-        world.cases = fold_cases([d for d in decisions if d["at"] >= now - _DAY2_LOOKBACK_S])
+        window = [d for d in decisions if d["at"] >= now - _DAY2_LOOKBACK_S]
+        world.cases = fold_cases(window)
         rows = [(name, "+".join((node.state,) + tuple(node.flags)), node.reason, None)
                 for name, node in sorted(self._slurm_nodes.items())]
         signals = tuple(self.redfish(world.nodes, now) if self.redfish else ()) + tuple(
@@ -164,7 +165,8 @@ class Reconciler:
             self._tracks = records.load_tracks(self.ledger)
         world.day2 = stage.decide(rows, world.nodes, world.raw, self.planning.pools(), self._tracks, world.cases,
                                   self.actuator.busy_nodes(), now, extra_signals=signals,
-                                  fabric=inventory.fabric_places(self.hosts), also_out=also_out)
+                                  fabric=inventory.fabric_places(self.hosts), also_out=also_out,
+                                  replacements=bindings.fold(window))
         if commit:
             if world.day2.tracks != self._tracks:
                 records.save_tracks(self.ledger, world.day2.tracks)
@@ -371,7 +373,8 @@ def action_of(decision):
                           reason=decision["reason"], job_id=decision.get("job"), replaces=extra.get("replaces"),
                           target_tier=extra.get("target_tier"),
                           jobs=tuple(extra.get("jobs") or ()), peers=tuple(extra.get("peers") or ()),
-                          record=extra.get("record"))
+                          record=extra.get("record"), reservation=extra.get("reservation") or "",
+                          reserve_nodes=tuple(extra.get("reserve_nodes") or ()))
     return Action(kind=decision["action"], pool=decision["pool"], nodes=tuple(decision["nodes"] or ()),
                   reason=decision["reason"], job_id=decision.get("job"), gang_id=extra.get("gang_id"),
                   replaces=extra.get("replaces"), target_tier=extra.get("target_tier"),

@@ -157,7 +157,8 @@ def _job(record):
                partition=str(record.get("partition") or ""), features=tuple(features),
                submit_time=float(submit), state=states[0] if states else "",
                reason=str(record.get("state_reason") or ""),
-               nodes_assigned=expand_hostlist(record.get("nodes") or "", where))
+               nodes_assigned=expand_hostlist(record.get("nodes") or "", where),
+               reservation=str(record.get("resv_name") or ""))
 
 
 def parse_squeue(text):

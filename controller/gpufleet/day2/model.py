@@ -54,7 +54,7 @@ class Detection:
 # What the day-2 stage asks the controller to do; each is one recorded decision. resume: a hot
 # node replacing a failed member of a running multi-node job (job_id: the job, replaces: the
 # failed node), run as the capacity planner's resume is.
-DAY2_KINDS = ("drain", "requeue", "recycle", "readmit", "break_fix", "resume")
+DAY2_KINDS = ("drain", "requeue", "recycle", "readmit", "break_fix", "resume", "bind")
 
 
 @dataclass(frozen=True)
@@ -76,3 +76,7 @@ class Day2Action:
     peers: Tuple[str, ...] = ()
     record: Optional[dict] = None
     blocked: str = ""
+    # "replace, then repair": the reservation (JOB@EPOCH) a replacement is resumed in and bound
+    # to once its job is pending again, and its nodes (the job's survivors and the spare)
+    reservation: str = ""
+    reserve_nodes: Tuple[str, ...] = ()

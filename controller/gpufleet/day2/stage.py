@@ -19,7 +19,7 @@ from typing import Dict, Tuple
 
 from gpufleet.capacity.model import HOT, UNAVAILABLE, WARM
 from gpufleet.capacity.tiers import gate_valid
-from gpufleet.day2 import budget, detect, peers, persistence, repair
+from gpufleet.day2 import bindings, budget, detect, peers, persistence, repair
 from gpufleet.day2.cases import NOT_STARTED
 from gpufleet.day2.model import Day2Action, OperatorDrain, Signal
 
@@ -99,25 +99,36 @@ def _peer_pick(node, pool, views, claimed, busy, rules, now, fabric):
     return peers.pick_peers(node, nodes, count=1, exclude=set(busy) | set(claimed))
 
 
-def _replacements(failed, jobs, views, claimed, busy):
+def _replacements(failed, jobs, views, claimed, busy, now):
     """"Replace, then repair" for the nodes whose drain starts now -> (actions, spares taken).
 
     A spare is a hot node of the failed node's pool (repair.replacements never crosses pools)
     that nothing else holds: no day-2 claim, no action in flight, no gang reserving it. It is
     resumed (the ``resume`` kind: playbooks/admit.yml) so Slurm can place the job again when it
     is requeued; no spare -> a ``resume`` recorded as not started, with the reason, once (the
-    drain starts once per case) and nothing run."""
+    drain starts once per case) and nothing run. The spare is resumed inside a reservation
+    ``JOB@EPOCH`` on the job's surviving nodes and the spare (the job is bound to it once it is
+    pending again: ``bindings``), so no other job takes them meanwhile."""
     if not failed:
         return [], set()
     spares = [v for v in views.values() if v.state == "hot" and v.gang_id is None
               and v.node not in claimed and v.node not in busy]
     steps = repair.replacements(set(failed), jobs, spares + [views[n] for n in failed])
+    # one reservation per job: its surviving nodes and every spare it gets now
+    nodes_of = {j.job_id: j.nodes_assigned for j in jobs}
+    reserve = {}
+    for step in steps:
+        if step.kind == "replace":
+            reserve.setdefault(step.job_id, {n for n in nodes_of.get(step.job_id, ()) if n not in failed})
+            reserve[step.job_id].add(step.replacement)
     actions, taken = [], set()
     for step in steps:
         if step.kind == "replace":
             taken.add(step.replacement)
             actions.append(Day2Action("resume", step.pool, (step.replacement,), step.reason,
-                                      job_id=step.job_id, replaces=step.node))
+                                      job_id=step.job_id, replaces=step.node,
+                                      reservation="%s@%d" % (step.job_id, int(now)),
+                                      reserve_nodes=tuple(sorted(reserve[step.job_id]))))
         else:
             actions.append(Day2Action("resume", step.pool, (), step.reason, job_id=step.job_id,
                                       replaces=step.node, blocked=step.reason))
@@ -148,13 +159,14 @@ def _case_action(open_case, step, views, claimed, busy, rules, now, fabric=None)
 
 
 def decide(rows, views, jobs, pools, tracks, cases, busy, now, extra_signals=(),
-           checker_prefixes=(), fabric=None, also_out=None):
+           checker_prefixes=(), fabric=None, also_out=None, replacements=None):
     """rows: (node, state, reason, reason_time) from Slurm; views: NodeViews; jobs: Jobs;
     pools: {pool: capacity Pool policy}; tracks: the last pass's persistence state; cases:
     {node: OpenCase}; busy: nodes with a machine action in flight; extra_signals: Signals
     from elsewhere (Redfish); fabric: {node: (fabric set, rack)} from the inventory (missing:
     the pool is the fabric set); also_out: {pool: nodes out for rollout or renewal work},
-    spent from the same budget (gpufleet.day2.rollout_stage). -> Day2Pass."""
+    spent from the same budget (gpufleet.day2.rollout_stage); replacements: the open ones
+    (gpufleet.day2.bindings.fold), whose jobs are bound once pending again. -> Day2Pass."""
     views = {v.node: v for v in views if v.pool in pools}
     cases = {n: c for n, c in cases.items() if c.case.pool in pools}
     found = detect.slurm_signals(list(_watched_rows(rows, views, cases)), now, checker_prefixes)
@@ -182,7 +194,7 @@ def decide(rows, views, jobs, pools, tracks, cases, busy, now, extra_signals=(),
     # failed a healthy node's fabric phase with it in the lab).
     claimed |= {s.node for s in signals}
     # replacements first: the job waits on them, the failed node's repair does not
-    actions, spares = _replacements([c.node for c in chosen.start], jobs, views, claimed, busy)
+    actions, spares = _replacements([c.node for c in chosen.start], jobs, views, claimed, busy, now)
     notes += ["%s: %s" % (a.replaces, a.blocked) for a in actions if a.blocked]
     claimed |= spares
     for cand in chosen.start:
@@ -202,4 +214,5 @@ def decide(rows, views, jobs, pools, tracks, cases, busy, now, extra_signals=(),
             notes.append("%s %s: %s" % (node, case.phase, action.blocked))   # recorded already
         else:
             actions.append(action)
+    actions += [a for a in bindings.steps(replacements or {}, jobs) if a.pool in pools]
     return Day2Pass(tuple(actions), new_tracks, found.operator, frozenset(claimed), tuple(notes))

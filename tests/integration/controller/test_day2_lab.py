@@ -184,13 +184,24 @@ def test_a_failed_member_of_a_running_job_is_replaced_from_the_hot_tier_then_rep
         assert demo.wait_for("the resume's outcome", lambda: next(
             (d for d in decisions() if d["id"] == resume["id"] and d["outcome"]), None), 300)["outcome"] == "ok"
         assert demo.states()[spare] == "joined"
+        # the spare and the survivor are reserved for the job (for its owner) while it still runs
+        reservation = resume["demand"]["action"]["reservation"]
+        survivors = [n for n in members if n != failed]
+        assert reservation.startswith(job_id + "@"), resume
+        shown = demo.slurm("scontrol", "show", "reservation", reservation)
+        assert "Users=root" in shown and "IGNORE_JOBS" in shown, shown
         # the job's own restart logic (or day-2's requeue after drain_timeout) asks again
         t_requeue = time.time()
         demo.slurm("scontrol", "requeue", job_id)
+        bind = demo.wait_for("the job bound to %s" % reservation, lambda: next(
+            (d for d in decisions() if d["action"] == "bind" and d["job"] == job_id and d["outcome"]), None), 300,
+            poll=1)
+        assert bind["outcome"] == "ok" and bind["demand"]["action"]["reservation"] == reservation, bind
         again = demo.wait_for("job %s running again" % job_id, lambda: _running(job_id, after=t_requeue - 1),
                               600, poll=1)
         t_running = time.time()
-        assert failed not in again["nodes"], again
+        assert sorted(again["nodes"]) == sorted(survivors + [spare]), (again, survivors, spare)
+        assert demo.slurm("squeue", "-h", "-j", job_id, "-o", "%v").strip() == reservation
         print("replace, then repair (load %.1f): fault -> detection %.1f s; detection -> %s schedulable %.1f s "
               "(resume recorded ok at +%.1f s); requeue -> job %s running again %.1f s on %s (replacement %s)"
               % (os.getloadavg()[0], drain["at"] - t_fault, spare, t_schedulable - drain["at"],

@@ -67,14 +67,14 @@ def _task(path, name_start):
     raise AssertionError("no task %r in %s" % (name_start, path))
 
 
-def _args(path, name_start, **variables):
+def _args(path, name_start, script=SCRIPT, **variables):
     """The arguments the playbook passes to the script, its Jinja rendered with ``variables``;
-    the path it names must resolve, from the task file's directory, to the one script."""
+    the path it names must resolve, from the task file's directory, to ``script``."""
     env = jinja2.Environment(undefined=jinja2.StrictUndefined)
     env.filters["quote"] = lambda value: shlex.quote(str(value))
     cmd = _task(path, name_start)["ansible.builtin.script"]["cmd"]
     words = shlex.split(env.from_string(cmd).render(**variables))
-    assert os.path.normpath(os.path.join(ROOT, os.path.dirname(path), words[0])) == SCRIPT, words[0]
+    assert os.path.normpath(os.path.join(ROOT, os.path.dirname(path), words[0])) == script, words[0]
     return words[1:]
 
 

@@ -62,6 +62,21 @@ def test_day2_kinds_map_to_their_playbooks():
     assert playbook_for(Day2Action("readmit", "lab", ("n1",), "back", target_tier="hot")) == (None, {})
 
 
+def test_a_replacement_resumes_in_its_jobs_reservation_and_the_bind_names_it():
+    from gpufleet.day2.model import Day2Action
+    playbook, extra = playbook_for(Day2Action("resume", "lab", ("n2",), "job 7 lost n1", job_id="7", replaces="n1",
+                                              reservation="7@100", reserve_nodes=("n2", "n5")))
+    assert playbook == "admit" and extra["gpufleet_admit_nodes"] == ["n2"] and extra["gpufleet_admit_job"] == "7"
+    assert extra["gpufleet_replace_reservation"] == "7@100" and extra["gpufleet_replace_nodes"] == ["n2", "n5"]
+    playbook, extra = playbook_for(Day2Action("bind", "lab", ("n2",), "pending again", job_id="7",
+                                              reservation="7@100", reserve_nodes=("n2", "n5")))
+    assert playbook == "bind_replacement" and (extra["gpufleet_bind_job"], extra["gpufleet_bind_reservation"],
+                                               extra["gpufleet_bind_nodes"]) == ("7", "7@100", "n2,n5")
+    # the planner's own resume is a plain one
+    _playbook, extra = playbook_for(Day2Action("resume", "lab", ("n2",), "demand"))
+    assert "gpufleet_replace_reservation" not in extra
+
+
 def test_a_rollout_recycle_installs_its_image_and_gate_profile():
     from gpufleet.day2.rollout_stage import RolloutAction
     image = {"gpufleet_image_version": "v2", "gpufleet_image_url": "https://m/v2.tgz",

@@ -10,13 +10,16 @@ RECORD = dict(node="n1", pool="lab", reasons=[[100.0, "slurm slurm_drain: NHC: G
               failed_recycles=[200.0, 300.0], gate_failures=[], bmc_log=[], summary="x")
 
 
-def gate_report(report_dir, node, results, verdict="fail"):
-    outcome = {"verdict": verdict, "failed_phase": "gpu" if verdict == "fail" else None,
+def gate_report(report_dir, node, results, verdict="fail", phase="gpu", kind="node", started=None):
+    outcome = {"verdict": verdict, "failed_phase": phase if verdict == "fail" else None,
                "failed_check": None, "reason": "r", "duration": 1.0,
-               "phases": [{"name": "gpu", "verdict": verdict, "results": results}]}
+               "phases": [{"name": phase, "verdict": verdict, "results": results}]}
     os.makedirs(os.path.join(report_dir, "gate"), exist_ok=True)
-    with open(os.path.join(report_dir, "gate", "%s.node.json" % node), "w") as handle:
-        json.dump(report.build_report(outcome, {"report_id": "rep-1", "node": node}), handle)
+    built = report.build_report(outcome, {"report_id": "rep-%s" % kind, "node": node})
+    if started:
+        built["started"] = started
+    with open(os.path.join(report_dir, "gate", "%s.%s.json" % (node, kind)), "w") as handle:
+        json.dump(built, handle)
 
 
 def sel(report_dir, node, body):
@@ -69,7 +72,21 @@ def test_a_bmc_without_logs_keeps_its_note_and_a_passed_gate_says_so(tmp_path):
     gate_report(str(tmp_path), "n1", [CheckResult("gpu_count", "gpu", 8, 8, "", "pass", "8 GPUs")], verdict="pass")
     done = breakfix.complete(RECORD, str(tmp_path))
     assert done["bmc_log"] == [] and "offers no LogServices" in done["summary"]
-    assert done["gate_failures"] == ["last gate report rep-1 (None) passed"]
+    assert done["gate_failures"] == ["last gate report rep-node (None) passed"]
+
+
+def test_a_fabric_phase_failure_of_the_same_gate_is_in_the_record(tmp_path):
+    """Lab: a slow HCA passes every node phase and fails ib_write_bw in the fabric phase (its own
+    report, <node>.fabric.json); the record said "passed"."""
+    ok = [CheckResult("gpu_count", "gpu", 8, 8, "", "pass", "8 GPUs")]
+    slow = [failed_closed("ib_write_bw", "fabric", "ib_write_bw: 96.5 Gb/s (worst: mlx5_1) is below the floor")]
+    gate_report(str(tmp_path), "n1", ok, verdict="pass", started="2026-11-25T03:44:50Z")
+    gate_report(str(tmp_path), "n1", slow, phase="fabric", kind="fabric", started="2026-11-25T03:45:10Z")
+    assert breakfix.complete(RECORD, str(tmp_path))["gate_failures"] == [
+        "fabric/ib_write_bw: ib_write_bw: 96.5 Gb/s (worst: mlx5_1) is below the floor"]
+    # a fabric report of an older gate run is not this gate's
+    gate_report(str(tmp_path), "n1", slow, phase="fabric", kind="fabric", started="2026-11-24T01:00:00Z")
+    assert breakfix.complete(RECORD, str(tmp_path))["gate_failures"] == ["last gate report rep-node (None) passed"]
 
 
 def test_the_bring_up_record_counts_the_failures_since_the_node_was_last_good():

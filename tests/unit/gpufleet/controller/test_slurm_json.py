@@ -22,6 +22,10 @@ def test_real_22_05_squeue_gives_pending_jobs_with_count_partition_reason_and_su
     assert (two.nodes, two.partition, two.state, two.reason) == (2, "batch", "PENDING", "Resources")
     assert two.submit_time == 1795513836.0 and two.nodes_assigned == () and two.gang
     assert by_id["3"].reason == "JobHeldUser" and by_id["3"].nodes == 1
+    assert two.reservation == ""
+    bound = json.loads(fixture("squeue-22.05-pending.json"))
+    bound["jobs"][0]["resv_name"] = "7@1800000000"       # as `scontrol update JobId=.. ReservationName=..` leaves it
+    assert slurm_json.parse_squeue(json.dumps(bound))[0].reservation == "7@1800000000"
 
 
 def test_newer_squeue_shape_unwraps_numbers_lists_gpus_and_hostlists():

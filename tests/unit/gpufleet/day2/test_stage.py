@@ -22,9 +22,10 @@ VIEWS = (view("n1"), view("n2", "hot", "hot"), view("n3", "hot", "hot"), view("n
 NHC = ("n1", "IDLE+DRAIN", "NHC: check_gpu failed", None)
 
 
-def run(rows, tracks=None, cases=None, busy=(), views=VIEWS, jobs=(), signals=(), pools=None, now=NOW):
+def run(rows, tracks=None, cases=None, busy=(), views=VIEWS, jobs=(), signals=(), pools=None, now=NOW,
+        replacements=None):
     return decide(rows, views, jobs, pools or pool(), tracks or {}, cases or {}, set(busy), now,
-                  extra_signals=signals)
+                  extra_signals=signals, replacements=replacements)
 
 
 def test_a_health_checker_drain_acts_only_after_it_persisted():
@@ -151,6 +152,43 @@ def test_a_failed_member_of_a_running_multi_node_job_is_replaced_from_the_hot_ti
     assert "job 7" in resume.reason and "n1" in resume.reason and not resume.blocked
     assert (drain.kind, drain.nodes, drain.jobs) == ("drain", ("n1",), ("7",))   # repair goes on behind it
     assert {"n1", "n2"} <= result.claimed          # the planner must not resume or park n2 as well
+
+
+def test_the_replacement_is_resumed_inside_a_reservation_for_its_job_then_the_job_is_bound():
+    """The resumed spare was schedulable for any job: a higher-priority pending job could take
+    it first. It is resumed inside JOB@EPOCH on the job's survivors and the spare; the pass that
+    sees the job pending again outside it binds it (docs/day2.md)."""
+    from gpufleet.day2 import bindings
+    resume = detected().actions[0]
+    assert resume.reservation == "7@%d" % int(NOW + 10) and resume.reserve_nodes == ("n2", "n5")
+    recorded = [{"action": "resume", "pool": "lab", "nodes": ["n2"], "job": "7", "outcome": "ok", "at": NOW + 10,
+                 "demand": {"action": {"day2": True, "reservation": resume.reservation, "reserve_nodes": ["n2", "n5"]}}}]
+    open_ = bindings.fold(recorded)
+    # still running (the drain lets it run): nothing to bind yet
+    assert run([], views=BUSY_VIEWS, jobs=JOB7, replacements=open_).actions == ()
+    pending = (Job("7", 2, state="PENDING"),)
+    bind, = run([], views=BUSY_VIEWS, jobs=pending, replacements=open_).actions
+    assert (bind.kind, bind.nodes, bind.job_id, bind.reservation, bind.reserve_nodes) == (
+        "bind", ("n2",), "7", resume.reservation, ("n2", "n5"))
+    assert "pending again" in bind.reason and resume.reservation in bind.reason
+    # bound already (Slurm reports the reservation), or a bind recorded: never again
+    bound = (Job("7", 2, state="PENDING", reservation=resume.reservation),)
+    assert run([], views=BUSY_VIEWS, jobs=bound, replacements=open_).actions == ()
+    done = recorded + [dict(recorded[0], action="bind", outcome="failed: rc 1", at=NOW + 20)]
+    assert run([], views=BUSY_VIEWS, jobs=pending, replacements=bindings.fold(done)).actions == ()
+    # a resume that failed or was not started opens nothing
+    assert bindings.fold([dict(recorded[0], outcome="failed: rc 2")]) == {}
+
+
+def test_a_job_losing_two_members_at_once_gets_one_reservation_with_both_spares():
+    job = (Job("7", 3, state="RUNNING", nodes_assigned=("n1", "n5", "n6")),)
+    views = BUSY_VIEWS + (view("n6", tier="busy", jobs=("7",)),)
+    rows = (NHC, ("n6", "IDLE+DRAIN", "NHC: check_gpu failed", None))
+    result = detected(views=views, jobs=job, rows=rows, pools=pool(budget=2))
+    resumes = [a for a in result.actions if a.kind == "resume"]
+    assert sorted(a.nodes for a in resumes) == [("n2",), ("n3",)]
+    assert {a.reservation for a in resumes} == {"7@%d" % int(NOW + 10)}
+    assert {a.reserve_nodes for a in resumes} == {("n2", "n3", "n5")}
 
 
 def test_no_replacement_for_a_single_node_job_or_a_node_running_nothing():

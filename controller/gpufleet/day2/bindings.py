@@ -1,0 +1,62 @@
+"""Bind a replaced member's job to its replacement's reservation once it is pending again.
+
+"Replace, then repair" (``stage._replacements``) resumes a hot spare inside a reservation
+``JOB@EPOCH`` on the job's surviving nodes and the spare, while the job still runs: Slurm moves
+only a pending job into a reservation. Once the job is pending again (its own requeue, Slurm's
+requeue after a node went DOWN, or day-2's after ``drain_timeout``) it must be bound, or it
+starts elsewhere, or not at all, while the reserved nodes sit idle. ``fold`` reads the open
+replacements back from the decision log; ``steps`` turns those whose job is pending and not in
+its reservation into ``bind`` actions (playbooks/bind_replacement.yml). One bind per
+reservation, ever: a bind that failed is said in its outcome and not repeated. A job that ended
+without being requeued leaves its reservation to ``admit_members.sh``, which deletes every
+``JOB@EPOCH`` reservation whose job is gone on the next resume or admission.
+"""
+from dataclasses import dataclass
+from typing import Tuple
+
+from gpufleet.day2.model import Day2Action
+
+__all__ = ["Replacement", "fold", "steps"]
+
+
+@dataclass(frozen=True)
+class Replacement:
+    job_id: str
+    pool: str
+    reservation: str                # JOB@EPOCH
+    nodes: Tuple[str, ...]          # the job's surviving nodes and its spare(s)
+    spare: Tuple[str, ...]          # the node the resume made schedulable
+
+
+def fold(decisions):
+    """decisions: the ledger's decision dicts, oldest first -> {reservation: Replacement}:
+    replacements resumed (outcome ok) and not bound yet (no ``bind`` recorded, in flight or done)."""
+    found = {}
+    for decision in decisions:
+        extra = (decision.get("demand") or {}).get("action") or {}
+        name = extra.get("reservation")
+        if not extra.get("day2") or not name:
+            continue
+        if decision["action"] == "resume" and decision["outcome"] == "ok":
+            found[name] = Replacement(str(decision.get("job")), decision["pool"], name,
+                                      tuple(extra.get("reserve_nodes") or ()), tuple(decision["nodes"] or ()))
+        elif decision["action"] == "bind":
+            found.pop(name, None)
+    return found
+
+
+def steps(replacements, jobs):
+    """replacements: ``fold``'s; jobs: the capacity Jobs Slurm reports -> ``bind`` Day2Actions
+    for each job pending again outside its replacement's reservation."""
+    by_id = {j.job_id: j for j in jobs}
+    out = []
+    for item in sorted(replacements.values(), key=lambda r: r.reservation):
+        job = by_id.get(item.job_id)
+        if job is None or job.state != "PENDING" or job.reservation == item.reservation:
+            continue
+        out.append(Day2Action(
+            "bind", item.pool, item.spare,
+            f"job {item.job_id} is pending again: bound to reservation {item.reservation} "
+            f"({','.join(item.nodes)}: its surviving nodes and its replacement {','.join(item.spare)})",
+            job_id=item.job_id, reservation=item.reservation, reserve_nodes=item.nodes))
+    return out
