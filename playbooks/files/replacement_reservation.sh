@@ -10,7 +10,8 @@
 #     SPARE        the hot node to resume ('' = bind only)
 #
 # While the job runs, the reservation is created on NODES for the job's owner (IGNORE_JOBS: the
-# survivors still run the job) and the spare is resumed inside it, so no other user's job takes
+# survivors still run the job) -- or, when the job already runs in its own gang reservation of
+# that name, the spare is added to it -- and the spare is resumed inside it, so no other user's job takes
 # the spare or, once the job is requeued, the survivors. It has no PURGE_COMP yet: with no job
 # in it, Slurm would purge it a minute later (tried on the lab's slurmctld 22.05). Once the
 # job is pending again it is bound to the reservation and PURGE_COMP=00:01:00 is set: the
@@ -48,7 +49,21 @@ if [[ -z $state ]]; then
 fi
 
 reserve() {
-  scontrol show reservation "$resv" >/dev/null 2>&1 && return 0
+  if scontrol show reservation "$resv" >/dev/null 2>&1; then
+    # the job's own gang reservation (the controller admitted it with one), or ours from an
+    # earlier run: make sure every node is in it (Slurm 22.05 updates the nodes of a
+    # reservation a job is bound to; tried on the lab's slurmctld)
+    current=$(scontrol show reservation "$resv" -o | sed -n 's/.* Nodes=\([^ ]*\) .*/\1/p')
+    have=" $(scontrol show hostnames "$current" | paste -sd' ' -) "
+    missing=''
+    for node in ${nodes//,/ }; do
+      [[ $have == *" $node "* ]] || missing=${missing:+$missing,}$node
+    done
+    [[ -z $missing ]] && return 0
+    scontrol update ReservationName="$resv" Nodes="$current,$missing" || return 1
+    echo "added $missing to $resv"
+    return 0
+  fi
   owner=$(squeue -h -j "$job" -o %u)
   # (called under `if`, where errexit is off: the create's status must be the function's)
   scontrol create reservation ReservationName="$resv" Nodes="$nodes" StartTime=now \

@@ -14,6 +14,7 @@ Only nodes in service (ledger ``joined`` or ``hot``) are watched: a node being b
 parked or already failed is the capacity planner's. A hot node is held drained by us, so a
 drain without a reason there is our hold, not an operator's.
 """
+import re
 from dataclasses import asdict, dataclass, field, replace
 from typing import Dict, Tuple
 
@@ -99,6 +100,19 @@ def _peer_pick(node, pool, views, claimed, busy, rules, now, fabric):
     return peers.pick_peers(node, nodes, count=1, exclude=set(busy) | set(claimed))
 
 
+def _reservation_for(job, now):
+    """(reservation to resume a replacement in, words for the reason). A job the controller
+    admitted as a gang runs in its own JOB@EPOCH already: the spare joins that one (a second
+    would overlap it). A job in someone else's reservation: none (ours would overlap theirs,
+    theirs is not ours to change), the spare is resumed unreserved."""
+    if re.fullmatch(r"%s@\d+" % re.escape(job.job_id), job.reservation or ""):
+        return job.reservation, ""
+    if job.reservation:
+        return "", (f"; job {job.job_id} runs in reservation {job.reservation}, not the controller's: "
+                    "the spare is resumed without one")
+    return "%s@%d" % (job.job_id, int(now)), ""
+
+
 def _replacements(failed, jobs, views, claimed, busy, now):
     """"Replace, then repair" for the nodes whose drain starts now -> (actions, spares taken).
 
@@ -116,6 +130,7 @@ def _replacements(failed, jobs, views, claimed, busy, now):
     steps = repair.replacements(set(failed), jobs, spares + [views[n] for n in failed])
     # one reservation per job: its surviving nodes and every spare it gets now
     nodes_of = {j.job_id: j.nodes_assigned for j in jobs}
+    names = {j.job_id: _reservation_for(j, now) for j in jobs}
     reserve = {}
     for step in steps:
         if step.kind == "replace":
@@ -125,10 +140,10 @@ def _replacements(failed, jobs, views, claimed, busy, now):
     for step in steps:
         if step.kind == "replace":
             taken.add(step.replacement)
-            actions.append(Day2Action("resume", step.pool, (step.replacement,), step.reason,
-                                      job_id=step.job_id, replaces=step.node,
-                                      reservation="%s@%d" % (step.job_id, int(now)),
-                                      reserve_nodes=tuple(sorted(reserve[step.job_id]))))
+            name, why = names[step.job_id]
+            actions.append(Day2Action("resume", step.pool, (step.replacement,), step.reason + why,
+                                      job_id=step.job_id, replaces=step.node, reservation=name,
+                                      reserve_nodes=tuple(sorted(reserve[step.job_id])) if name else ()))
         else:
             actions.append(Day2Action("resume", step.pool, (), step.reason, job_id=step.job_id,
                                       replaces=step.node, blocked=step.reason))

@@ -27,14 +27,24 @@ case "{name} $1" in
     if [[ "$*" == *"%u"* ]]; then echo alice; exit 0; fi
     if [[ "$*" == *"%v"* ]]; then cat "$state/bound" 2>/dev/null || echo "(null)"; exit 0; fi
     cat "$state/job" 2>/dev/null; exit 0 ;;
-  "scontrol show") grep -q "^$3$" "$state/reservations" 2>/dev/null ;;
+  "scontrol show")
+    # reservations: one "NAME NODES" line each (NODES as Slurm prints them: n[1-2] or a list)
+    if [[ $2 == hostnames ]]; then echo "$3" | sed 's/n\[1-2\]/n1,n2/' | tr ',' '\n'; exit 0; fi   # enough for n[1-2]
+    line=$(grep "^$3 " "$state/reservations" 2>/dev/null) || exit 1
+    [[ ${4:-} == -o ]] && echo "ReservationName=$3 StartTime=now Nodes=${line#* } NodeCnt=2 Flags=IGNORE_JOBS"
+    exit 0 ;;
   "scontrol create")
     [[ -e $state/refuse_drained && -s $state/drained ]] && { echo "Requested nodes are busy" >&2; exit 1; }
-    echo "$*" | sed -n 's/.*ReservationName=\([^ ]*\).*/\1/p' >> "$state/reservations" ;;
+    echo "$(echo "$*" | sed -n 's/.*ReservationName=\([^ ]*\).*/\1/p') $(echo "$*" | sed -n 's/.* Nodes=\([^ ]*\).*/\1/p')" \
+      >> "$state/reservations" ;;
   "scontrol delete")
-    grep -v "^${2#ReservationName=}$" "$state/reservations" > "$state/r.tmp"; mv "$state/r.tmp" "$state/reservations" ;;
+    grep -v "^${2#ReservationName=} " "$state/reservations" > "$state/r.tmp"; mv "$state/r.tmp" "$state/reservations" ;;
   "scontrol update")
     if [[ "$*" == *"State=RESUME"* ]]; then rm -f "$state/drained"; fi
+    if [[ $2 == ReservationName=* && "$*" == *" Nodes="* ]]; then
+      name=${2#ReservationName=}; to=$(echo "$*" | sed -n 's/.* Nodes=\([^ ]*\).*/\1/p')
+      sed -i "s/^$name .*/$name $to/" "$state/reservations"
+    fi
     if [[ "$*" == *"JobId="* ]]; then
       [[ -e $state/refuse_bind ]] && { echo "Job is no longer pending execution" >&2; exit 1; }
       echo "$*" | sed -n 's/.*ReservationName=\([^ ]*\).*/\1/p' > "$state/bound"
@@ -111,6 +121,20 @@ def test_a_job_that_is_gone_leaves_no_reservation_and_its_spare_is_still_resumed
     assert proc.returncode == 0 and changes == ["scontrol delete ReservationName=%s" % RESV], changes
     proc, changes = run(resume_args(), drained="n2\n")
     assert changes == ["scontrol update NodeName=n2 State=RESUME"]
+
+
+def test_a_job_in_its_own_gang_reservation_gets_the_spare_added_to_it(slurm):
+    """Lab: the job the controller had admitted as a gang ran in its reservation 7@...; a second
+    one on its nodes was refused ("overlaps with another reservation")."""
+    state, run = slurm
+    proc, changes = run(resume_args(), job="RUNNING\n", drained="n2\n", reservations="%s n[1-2]\n" % RESV,
+                        bound=RESV + "\n")
+    assert proc.returncode == 0, proc.stderr
+    # resume_args names the survivor n5 and the spare n2: n2 is in already, n5 is added
+    assert changes == ["scontrol update ReservationName=%s Nodes=n[1-2],n5" % RESV,
+                       "scontrol update NodeName=n2 State=RESUME"]
+    proc, changes = run(bind_args(), job="PENDING\n")
+    assert proc.returncode == 0 and changes == [], changes          # requeued, still bound: nothing to do
 
 
 def test_a_slurm_refusing_a_reservation_on_a_drained_node_gets_the_spare_resumed_first(slurm):

@@ -180,6 +180,20 @@ def test_the_replacement_is_resumed_inside_a_reservation_for_its_job_then_the_jo
     assert bindings.fold([dict(recorded[0], outcome="failed: rc 2")]) == {}
 
 
+def test_a_gang_the_controller_admitted_keeps_its_reservation_and_a_site_reservation_is_left_alone():
+    """Lab: the -N2 job ran in its gang reservation 7@...; a second reservation on its nodes
+    overlapped it and Slurm refused. The spare joins the gang's; a site's own is not touched."""
+    gang = (Job("7", 2, state="RUNNING", nodes_assigned=("n1", "n5"), reservation="7@1795000000"),)
+    resume = detected(jobs=gang).actions[0]
+    assert resume.reservation == "7@1795000000" and resume.reserve_nodes == ("n2", "n5")
+    site = (Job("7", 2, state="RUNNING", nodes_assigned=("n1", "n5"), reservation="ml-team"),)
+    resume = detected(jobs=site).actions[0]
+    assert resume.nodes == ("n2",) and resume.reservation == "" and resume.reserve_nodes == ()
+    assert "runs in reservation ml-team, not the controller's" in resume.reason
+    other_job = (Job("7", 2, state="RUNNING", nodes_assigned=("n1", "n5"), reservation="17@1795000000"),)
+    assert detected(jobs=other_job).actions[0].reservation == ""        # another job's gang: not ours
+
+
 def test_a_job_losing_two_members_at_once_gets_one_reservation_with_both_spares():
     job = (Job("7", 3, state="RUNNING", nodes_assigned=("n1", "n5", "n6")),)
     views = BUSY_VIEWS + (view("n6", tier="busy", jobs=("7",)),)
