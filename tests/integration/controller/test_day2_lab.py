@@ -176,8 +176,9 @@ def test_a_failed_member_of_a_running_job_is_replaced_from_the_hot_tier_then_rep
                    "reason=NHC: check_gpu failed (lab replace)")
         resume = demo.wait_for("a replacement for %s" % failed, lambda: _replacement(failed, t_fault), 300, poll=0.5)
         spare = resume["nodes"][0]
+        # "reserved": Slurm's state for an idle node in an active reservation (the job's)
         t_schedulable = demo.wait_for("%s schedulable in Slurm" % spare, lambda: _slurm_state(spare) in (
-            "idle", "mixed", "allocated", "completing") and time.time(), 300, poll=0.5)
+            "idle", "mixed", "allocated", "completing", "reserved") and time.time(), 300, poll=0.5)
         drain = next(d for d in _day2(failed) if d["action"] == "drain" and d["at"] >= t_fault)
         assert resume["job"] == job_id and failed in resume["reason"] and job_id in resume["reason"], resume
         assert spare not in members and spare not in (failed,), (spare, members)
