@@ -64,6 +64,13 @@ def map_jobs(demand, policy, supply, counts=None):
     counts = member_counts(supply) if counts is None else counts
     mapped, unservable = [], []
     for job in demand.jobs:
+        if job.state == "PENDING" and job.reservation:
+            # Slurm starts it on its reservation's nodes only; a gang admitted elsewhere would
+            # bind it to a new reservation, taking it out of its own (a replacement's, a gang's
+            # just admitted, a site's)
+            unservable.append((replace(job, pool=None), f"bound to reservation {job.reservation}: Slurm "
+                               "starts it on that reservation's nodes; the controller does not admit it elsewhere"))
+            continue
         name, reason = _choose(job, policy, counts)
         if name is None and job.state == "PENDING":
             unservable.append((replace(job, pool=None), reason))

@@ -11,12 +11,12 @@ reservation, ever: a bind that failed is said in its outcome and not repeated. A
 without being requeued leaves its reservation to ``admit_members.sh``, which deletes every
 ``JOB@EPOCH`` reservation whose job is gone on the next resume or admission.
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Tuple
 
 from gpufleet.day2.model import Day2Action
 
-__all__ = ["Replacement", "fold", "steps"]
+__all__ = ["Replacement", "fold", "steps", "held_spares"]
 
 
 @dataclass(frozen=True)
@@ -26,11 +26,12 @@ class Replacement:
     reservation: str                # JOB@EPOCH
     nodes: Tuple[str, ...]          # the job's surviving nodes and its spare(s)
     spare: Tuple[str, ...]          # the node the resume made schedulable
+    bound: bool = False             # a bind was recorded (in flight or done)
 
 
 def fold(decisions):
     """decisions: the ledger's decision dicts, oldest first -> {reservation: Replacement}:
-    replacements resumed (outcome ok) and not bound yet (no ``bind`` recorded, in flight or done)."""
+    replacements resumed (outcome ok), ``bound`` once a ``bind`` is recorded (in flight or done)."""
     found = {}
     for decision in decisions:
         extra = (decision.get("demand") or {}).get("action") or {}
@@ -40,8 +41,8 @@ def fold(decisions):
         if decision["action"] == "resume" and decision["outcome"] == "ok":
             found[name] = Replacement(str(decision.get("job")), decision["pool"], name,
                                       tuple(extra.get("reserve_nodes") or ()), tuple(decision["nodes"] or ()))
-        elif decision["action"] == "bind":
-            found.pop(name, None)
+        elif decision["action"] == "bind" and name in found:
+            found[name] = replace(found[name], bound=True)
     return found
 
 
@@ -52,7 +53,7 @@ def steps(replacements, jobs):
     out = []
     for item in sorted(replacements.values(), key=lambda r: r.reservation):
         job = by_id.get(item.job_id)
-        if job is None or job.state != "PENDING" or job.reservation == item.reservation:
+        if item.bound or job is None or job.state != "PENDING" or job.reservation == item.reservation:
             continue
         out.append(Day2Action(
             "bind", item.pool, item.spare,
@@ -60,3 +61,17 @@ def steps(replacements, jobs):
             f"({','.join(item.nodes)}: its surviving nodes and its replacement {','.join(item.spare)})",
             job_id=item.job_id, reservation=item.reservation, reserve_nodes=item.nodes))
     return out
+
+
+def held_spares(replacements, jobs):
+    """Spares kept for their job while it is still active and not running on them: idle joined
+    nodes otherwise, which the planner would park after the pool's idle time while the job
+    still runs elsewhere or waits for its requeue (the reservation would then hold a
+    powered-off node)."""
+    by_id = {j.job_id: j for j in jobs}
+    held = set()
+    for item in replacements.values():
+        job = by_id.get(item.job_id)
+        if job is not None:
+            held |= set(item.spare) - set(job.nodes_assigned if job.state == "RUNNING" else ())
+    return held

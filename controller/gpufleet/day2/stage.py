@@ -230,4 +230,5 @@ def decide(rows, views, jobs, pools, tracks, cases, busy, now, extra_signals=(),
         else:
             actions.append(action)
     actions += [a for a in bindings.steps(replacements or {}, jobs) if a.pool in pools]
+    claimed |= bindings.held_spares(replacements or {}, jobs)
     return Day2Pass(tuple(actions), new_tracks, found.operator, frozenset(claimed), tuple(notes))

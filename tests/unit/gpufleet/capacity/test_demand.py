@@ -42,6 +42,10 @@ def test_job_goes_to_pool(job, pool):
     (_job(partition="train", features=("h100",), nodes=5), "needs 5 nodes; pool h100 has 4"),
     (_job(partition="batch", nodes=3), "needs 3 nodes; pool a100 has 2"),
     (_job(partition="infer", gpus_per_node=8), "asks for 8 GPUs per node; pool infer nodes have 4"),
+    # lab: a requeued job bound to its replacement's reservation got a new gang elsewhere,
+    # which re-bound it away from the reserved survivor and spare
+    (_job(partition="train", nodes=2, state="PENDING", reservation="1@1795581700"),
+     "bound to reservation 1@1795581700"),
 ])
 def test_unservable_with_reason(job, words):
     mapped = map_jobs(Demand((job,)), POLICY, SUPPLY)

@@ -180,6 +180,18 @@ def test_the_replacement_is_resumed_inside_a_reservation_for_its_job_then_the_jo
     assert bindings.fold([dict(recorded[0], outcome="failed: rc 2")]) == {}
 
 
+def test_a_replacement_spare_is_held_from_the_planner_until_its_job_runs_on_it():
+    """An idle joined spare would be parked after the pool's idle time while its job still runs
+    elsewhere or waits for the requeue; the reservation would then hold a powered-off node."""
+    from gpufleet.day2 import bindings
+    open_ = {"7@1": bindings.Replacement("7", "lab", "7@1", ("n2", "n5"), ("n2",))}
+    assert "n2" in run([], views=BUSY_VIEWS, jobs=JOB7, replacements=open_).claimed           # runs on n1, n5
+    assert "n2" in run([], views=BUSY_VIEWS, jobs=(Job("7", 2, state="PENDING"),), replacements=open_).claimed
+    on_it = (Job("7", 2, state="RUNNING", nodes_assigned=("n2", "n5")),)
+    assert "n2" not in run([], views=BUSY_VIEWS, jobs=on_it, replacements=open_).claimed      # busy: its own
+    assert "n2" not in run([], views=BUSY_VIEWS, jobs=(), replacements=open_).claimed         # job gone
+
+
 def test_a_gang_the_controller_admitted_keeps_its_reservation_and_a_site_reservation_is_left_alone():
     """Lab: the -N2 job ran in its gang reservation 7@...; a second reservation on its nodes
     overlapped it and Slurm refused. The spare joins the gang's; a site's own is not touched."""
