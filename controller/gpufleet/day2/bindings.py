@@ -64,14 +64,14 @@ def steps(replacements, jobs):
 
 
 def held_spares(replacements, jobs):
-    """Spares kept for their job while it is still active and not running on them: idle joined
-    nodes otherwise, which the planner would park after the pool's idle time while the job
-    still runs elsewhere or waits for its requeue (the reservation would then hold a
-    powered-off node)."""
+    """The reserved nodes (spares and survivors) kept for their job while it is still active
+    and not running on them: idle joined nodes otherwise, which the planner would park after
+    the pool's idle time while the job waits for its requeue or to start (the lab: the
+    survivor was parked and the requeued job waited for the failed node's repair)."""
     by_id = {j.job_id: j for j in jobs}
     held = set()
     for item in replacements.values():
         job = by_id.get(item.job_id)
         if job is not None:
-            held |= set(item.spare) - set(job.nodes_assigned if job.state == "RUNNING" else ())
+            held |= set(item.nodes + item.spare) - set(job.nodes_assigned if job.state == "RUNNING" else ())
     return held

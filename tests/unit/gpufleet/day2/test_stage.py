@@ -186,7 +186,8 @@ def test_a_replacement_spare_is_held_from_the_planner_until_its_job_runs_on_it()
     from gpufleet.day2 import bindings
     open_ = {"7@1": bindings.Replacement("7", "lab", "7@1", ("n2", "n5"), ("n2",))}
     assert "n2" in run([], views=BUSY_VIEWS, jobs=JOB7, replacements=open_).claimed           # runs on n1, n5
-    assert "n2" in run([], views=BUSY_VIEWS, jobs=(Job("7", 2, state="PENDING"),), replacements=open_).claimed
+    requeued = run([], views=BUSY_VIEWS, jobs=(Job("7", 2, state="PENDING"),), replacements=open_).claimed
+    assert {"n2", "n5"} <= requeued          # the survivor too: parked, the job waited for the repair (lab)
     on_it = (Job("7", 2, state="RUNNING", nodes_assigned=("n2", "n5")),)
     assert "n2" not in run([], views=BUSY_VIEWS, jobs=on_it, replacements=open_).claimed      # busy: its own
     assert "n2" not in run([], views=BUSY_VIEWS, jobs=(), replacements=open_).claimed         # job gone
