@@ -264,9 +264,16 @@ def test_a_renewal_without_a_reimage_re_gates_a_drained_node_and_holds_it_again(
     renewal runs them when day2.renewal_reimage is false: the gate again, the image kept, the
     node held (hot) for the readmit. The controller is stopped meanwhile, so it never acts on
     the node under the test; it runs again afterwards (the fleet-view scenarios read its /metrics)."""
-    node = demo.wait_for("a hot node", lambda: _hot()[:1], 900)[0]
-    if lab.get("controller") is not None:
-        lab["controller"].stop()
+    # stopped first, then the node read: a running controller parked the node picked before
+    # the stop (idle hot above the floor) and drain.yml refused "parked -> draining" (lab, 05:55)
+    for _attempt in range(3):
+        demo.wait_for("a hot node", lambda: _hot()[:1], 900)
+        if lab.get("controller") is not None:
+            lab["controller"].stop()
+        if _hot():
+            break
+        lab["controller"] = start_controller()
+    node = _hot()[0]
     try:
         led = demo.ledger()
         try:
