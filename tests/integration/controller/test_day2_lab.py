@@ -359,7 +359,10 @@ def test_each_gate_fault_type_ends_in_break_fix_with_its_record_and_a_repaired_n
             ran = [outcome for action, outcome in steps if action == "recycle" and not outcome.startswith("not started")]
             assert len(ran) == 2 and all(o.startswith("failed: %s is failed" % node) for o in ran), (kind, steps)
             story = _story(node, since - 1)
-            assert story[0] == "draining" and story[-1] == "break_fix", (kind, story)
+            # from the drain on (a node woken to hot in the second before the fault shows that first)
+            assert "draining" in story, (kind, story)
+            story = story[story.index("draining"):]
+            assert story[-1] == "break_fix", (kind, story)
             assert story.count("recycling") == 2 and story.count("failed") == 2, (kind, story)
             assert "ready" not in story, (kind, story)             # never validated with the fault
             with open(os.path.join(report_dir, "break_fix", "%s.json" % node)) as handle:
