@@ -15,6 +15,16 @@ def install(tmp_path, names, text_for):
     return bindir, state
 
 
+# The start of a stand-in whose answers are a bash `case "{name} $1" in` (the test adds its
+# branches and `esac`): it logs each call to $SLURM_STATE/calls; {name} is the command.
+CASE_STUB = r"""#!/bin/bash
+# stand-in for Slurm's {name}: logs the call, answers from $SLURM_STATE
+echo "{name} $*" >> "$SLURM_STATE/calls"
+state=$SLURM_STATE
+case "{name} $1" in
+"""
+
+
 # sinfo and scontrol keeping each node's "STATE|REASON" in node.<name> (sinfo -N -o '%N %T'
 # or '%N|%E', each node listed twice as for two partitions; scontrol update State=DRAIN or
 # RESUME with Slurm's moves: idle -> drained, or draining when job_lands.<name> says a job got

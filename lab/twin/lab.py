@@ -113,15 +113,13 @@ def inject_fault(cfg, node, fault_type, **params):
     if fault_type == "ecc" and "corrected" not in params and "uncorrected" not in params:
         # an ecc fault with no counts changed nothing: the node passed its gate
         params["uncorrected"] = 1
-    if fault_type == "slow_hca" and "hca" not in params:
-        # a slow_hca fault naming no HCA matched none: the node passed its gate
+    if fault_type == "slow_hca":
         hcas = [h.get("name") for h in model.get("hcas") or []]
-        if not hcas:
-            raise LabError("Fault slow_hca: the hardware model of %s has no HCA. Fix: --param hca=NAME." % node)
-        params["hca"] = hcas[0]
-    if fault_type == "slow_hca" and params["hca"] not in [h.get("name") for h in model.get("hcas") or []]:
-        raise LabError("Fault slow_hca: %s has no HCA %r (it has %s). Fix: --param hca=NAME."
-                       % (node, params["hca"], ", ".join(h.get("name", "?") for h in model.get("hcas") or [])))
+        # a slow_hca fault naming no HCA matched none: the node passed its gate
+        params.setdefault("hca", hcas[0] if hcas else None)
+        if params["hca"] not in hcas:
+            raise LabError("Fault slow_hca: %s has no HCA %r (it has %s). Fix: --param hca=NAME."
+                           % (node, params["hca"], ", ".join(hcas) or "none"))
     model.setdefault("faults", []).append(dict(params, type=fault_type))
     _write_model(cfg, node, model)
     return model

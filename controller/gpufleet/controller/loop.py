@@ -73,7 +73,6 @@ class Reconciler:
                                  image_vars=self._image_vars)
         self.pool_images = {}          # {pool: version} after finished rollouts (read each pass)
         self._said_images = set()
-        self._views = {}
         # day-2 persistence tracks: read from the ledger on the first pass, stored when they change,
         # so a restarted controller counts on from where the last one stopped
         self._tracks = None
@@ -216,7 +215,6 @@ class Reconciler:
             self._say("pass skipped: %s" % exc)
             return PassResult(finished=finished, error=str(exc))
         jobs, views = world.jobs, world.nodes
-        self._views = {v.node: v for v in views}
         if dry_run:
             return PassResult(plan=plan, jobs=jobs, nodes=views)
         self.journal.demand(jobs, sorted({v.pool for v in views}), now)

@@ -16,7 +16,7 @@ from typing import Tuple
 
 from gpufleet.day2.model import Day2Action
 
-__all__ = ["Replacement", "fold", "steps", "held_spares"]
+__all__ = ["Replacement", "fold", "steps", "held_nodes"]
 
 
 @dataclass(frozen=True)
@@ -24,7 +24,7 @@ class Replacement:
     job_id: str
     pool: str
     reservation: str                # JOB@EPOCH
-    nodes: Tuple[str, ...]          # the job's surviving nodes and its spare(s)
+    nodes: Tuple[str, ...]          # the job's surviving nodes and its spare(s): the reserved ones
     spare: Tuple[str, ...]          # the node the resume made schedulable
     bound: bool = False             # a bind was recorded (in flight or done)
 
@@ -63,7 +63,7 @@ def steps(replacements, jobs):
     return out
 
 
-def held_spares(replacements, jobs):
+def held_nodes(replacements, jobs):
     """The reserved nodes (spares and survivors) kept for their job while it is still active
     and not running on them: idle joined nodes otherwise, which the planner would park after
     the pool's idle time while the job waits for its requeue or to start (the lab: the
@@ -73,5 +73,5 @@ def held_spares(replacements, jobs):
     for item in replacements.values():
         job = by_id.get(item.job_id)
         if job is not None:
-            held |= set(item.nodes + item.spare) - set(job.nodes_assigned if job.state == "RUNNING" else ())
+            held |= set(item.nodes) - set(job.nodes_assigned if job.state == "RUNNING" else ())
     return held

@@ -129,18 +129,17 @@ def _replacements(failed, jobs, views, claimed, busy, now):
               and v.node not in claimed and v.node not in busy]
     steps = repair.replacements(set(failed), jobs, spares + [views[n] for n in failed])
     # one reservation per job: its surviving nodes and every spare it gets now
-    nodes_of = {j.job_id: j.nodes_assigned for j in jobs}
-    names = {j.job_id: _reservation_for(j, now) for j in jobs}
+    by_id = {j.job_id: j for j in jobs}
     reserve = {}
     for step in steps:
         if step.kind == "replace":
-            reserve.setdefault(step.job_id, {n for n in nodes_of.get(step.job_id, ()) if n not in failed})
+            reserve.setdefault(step.job_id, {n for n in by_id[step.job_id].nodes_assigned if n not in failed})
             reserve[step.job_id].add(step.replacement)
     actions, taken = [], set()
     for step in steps:
         if step.kind == "replace":
             taken.add(step.replacement)
-            name, why = names[step.job_id]
+            name, why = _reservation_for(by_id[step.job_id], now)
             actions.append(Day2Action("resume", step.pool, (step.replacement,), step.reason + why,
                                       job_id=step.job_id, replaces=step.node, reservation=name,
                                       reserve_nodes=tuple(sorted(reserve[step.job_id])) if name else ()))
@@ -230,5 +229,5 @@ def decide(rows, views, jobs, pools, tracks, cases, busy, now, extra_signals=(),
         else:
             actions.append(action)
     actions += [a for a in bindings.steps(replacements or {}, jobs) if a.pool in pools]
-    claimed |= bindings.held_spares(replacements or {}, jobs)
+    claimed |= bindings.held_nodes(replacements or {}, jobs)
     return Day2Pass(tuple(actions), new_tracks, found.operator, frozenset(claimed), tuple(notes))

@@ -22,12 +22,7 @@ from tests.helpers import ROOT
 GANG, JOB, NODES = "7@1800000000", "7", "n1,n2"
 SCRIPT = os.path.join(ROOT, "playbooks", "files", "admit_members.sh")
 
-STUB = r"""#!/bin/bash
-# stand-in for Slurm's {name}: logs the call, answers from $SLURM_STATE
-echo "{name} $*" >> "$SLURM_STATE/calls"
-state=$SLURM_STATE
-case "{name} $1" in
-  "sinfo "*) cat "$state/held_members" 2>/dev/null; exit 0 ;;
+STUB = slurm_stubs.CASE_STUB + r"""  "sinfo "*) cat "$state/held_members" 2>/dev/null; exit 0 ;;
   "squeue "*)
     job=$(echo "$*" | sed -n 's/.*-j \([^ ]*\).*/\1/p')
     if [[ "$*" == *"%u"* ]]; then echo alice; exit 0; fi

@@ -17,12 +17,7 @@ from tests.unit.playbooks.test_admit_script import _args as admit_script_args
 SCRIPT = os.path.join(ROOT, "playbooks", "files", "replacement_reservation.sh")
 RESV = "7@1800000000"
 
-STUB = r"""#!/bin/bash
-# stand-in for Slurm's {name}: logs the call, answers from $SLURM_STATE
-echo "{name} $*" >> "$SLURM_STATE/calls"
-state=$SLURM_STATE
-case "{name} $1" in
-  "sinfo "*) cat "$state/drained" 2>/dev/null; exit 0 ;;
+STUB = slurm_stubs.CASE_STUB + r"""  "sinfo "*) cat "$state/drained" 2>/dev/null; exit 0 ;;
   "squeue "*)
     if [[ "$*" == *"%u"* ]]; then echo alice; exit 0; fi
     if [[ "$*" == *"%v"* ]]; then cat "$state/bound" 2>/dev/null || echo "(null)"; exit 0; fi
