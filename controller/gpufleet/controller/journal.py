@@ -46,7 +46,8 @@ class Journal:
             # the case book (gpufleet.day2.cases) and a resumed run read these back
             demand["action"].update(day2=True, jobs=list(action.jobs), peers=list(action.peers),
                                     record=action.record, reservation=action.reservation,
-                                    reserve_nodes=list(action.reserve_nodes))
+                                    reserve_nodes=list(action.reserve_nodes),
+                                    release_nodes=list(action.release_nodes))
         return records.record_decision(self.ledger, self.controller_id, action, demand,
                                        supply_summary(nodes, action.pool), at=now)
 

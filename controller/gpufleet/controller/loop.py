@@ -372,7 +372,8 @@ def action_of(decision):
                           target_tier=extra.get("target_tier"),
                           jobs=tuple(extra.get("jobs") or ()), peers=tuple(extra.get("peers") or ()),
                           record=extra.get("record"), reservation=extra.get("reservation") or "",
-                          reserve_nodes=tuple(extra.get("reserve_nodes") or ()))
+                          reserve_nodes=tuple(extra.get("reserve_nodes") or ()),
+                          release_nodes=tuple(extra.get("release_nodes") or ()))
     return Action(kind=decision["action"], pool=decision["pool"], nodes=tuple(decision["nodes"] or ()),
                   reason=decision["reason"], job_id=decision.get("job"), gang_id=extra.get("gang_id"),
                   replaces=extra.get("replaces"), target_tier=extra.get("target_tier"),

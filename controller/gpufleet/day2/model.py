@@ -77,6 +77,8 @@ class Day2Action:
     record: Optional[dict] = None
     blocked: str = ""
     # "replace, then repair": the reservation (JOB@EPOCH) a replacement is resumed in and bound
-    # to once its job is pending again, and its nodes (the job's survivors and the spare)
+    # to once its job is pending again, its nodes (the job's survivors and the spare) and the
+    # job's failed members the spares replace (taken out of the job's own gang reservation)
     reservation: str = ""
     reserve_nodes: Tuple[str, ...] = ()
+    release_nodes: Tuple[str, ...] = ()

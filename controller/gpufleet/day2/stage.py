@@ -122,7 +122,11 @@ def _replacements(failed, jobs, views, claimed, busy, now):
     is requeued; no spare -> a ``resume`` recorded as not started, with the reason, once (the
     drain starts once per case) and nothing run. The spare is resumed inside a reservation
     ``JOB@EPOCH`` on the job's surviving nodes and the spare (the job is bound to it once it is
-    pending again: ``bindings``), so no other job takes them meanwhile."""
+    pending again: ``bindings``), so no other job takes them meanwhile. The failed members are not
+    among them: a job running in its own gang reservation gets them taken out of it
+    (``release_nodes``), so once requeued it starts on its survivors and the spares, not on a
+    failed member once repaired (the lab's requeued job waited out Slurm's requeue delay, took
+    the repaired member and left the spare idle)."""
     if not failed:
         return [], set()
     spares = [v for v in views.values() if v.state == "hot" and v.gang_id is None
@@ -130,11 +134,15 @@ def _replacements(failed, jobs, views, claimed, busy, now):
     steps = repair.replacements(set(failed), jobs, spares + [views[n] for n in failed])
     # one reservation per job: its surviving nodes and every spare it gets now
     by_id = {j.job_id: j for j in jobs}
-    reserve = {}
+    reserve, release = {}, {}
     for step in steps:
         if step.kind == "replace":
             reserve.setdefault(step.job_id, {n for n in by_id[step.job_id].nodes_assigned if n not in failed})
             reserve[step.job_id].add(step.replacement)
+            # the members replaced now (one without a spare stays: the job waits for its repair),
+            # all in each of the job's resumes: two resumes run at once must leave the
+            # reservation the same whichever goes last
+            release.setdefault(step.job_id, set()).add(step.node)
     actions, taken = [], set()
     for step in steps:
         if step.kind == "replace":
@@ -142,7 +150,8 @@ def _replacements(failed, jobs, views, claimed, busy, now):
             name, why = _reservation_for(by_id[step.job_id], now)
             actions.append(Day2Action("resume", step.pool, (step.replacement,), step.reason + why,
                                       job_id=step.job_id, replaces=step.node, reservation=name,
-                                      reserve_nodes=tuple(sorted(reserve[step.job_id])) if name else ()))
+                                      reserve_nodes=tuple(sorted(reserve[step.job_id])) if name else (),
+                                      release_nodes=tuple(sorted(release[step.job_id])) if name else ()))
         else:
             actions.append(Day2Action("resume", step.pool, (), step.reason, job_id=step.job_id,
                                       replaces=step.node, blocked=step.reason))

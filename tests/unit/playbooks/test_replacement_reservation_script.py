@@ -50,11 +50,11 @@ esac
 """
 
 
-def resume_args():
+def resume_args(**variables):
     """What playbooks/admit.yml passes for a day-2 replacement."""
-    return admit_script_args("playbooks/admit.yml", "Resume the replacement", script=SCRIPT, gpufleet_admit_job="7",
-                             gpufleet_replace_reservation=RESV, gpufleet_replace_nodes=["n2", "n5"],
-                             gpufleet_nodes_csv="n2")
+    return admit_script_args("playbooks/admit.yml", "Resume the replacement", script=SCRIPT,
+                             **dict(dict(gpufleet_admit_job="7", gpufleet_replace_reservation=RESV,
+                                         gpufleet_replace_nodes=["n2", "n5"], gpufleet_nodes_csv="n2"), **variables))
 
 
 def bind_args():
@@ -80,7 +80,8 @@ def slurm(tmp_path):
 
 
 def test_the_playbooks_pass_the_job_the_reservation_its_nodes_and_the_spare():
-    assert resume_args() == ["7", RESV, "n2,n5", "n2"]
+    assert resume_args() == ["7", RESV, "n2,n5", "n2", ""]
+    assert resume_args(gpufleet_replace_failed=["n1", "n6"])[-1] == "n1,n6"
     assert bind_args() == ["7", RESV, "n2,n5", ""]
 
 
@@ -149,3 +150,21 @@ def test_a_failed_bind_drains_the_spare_this_run_resumed_and_fails(slurm):
     assert proc.returncode != 0
     assert changes[-1] == ("scontrol update NodeName=n2 State=DRAIN "
                            "Reason=gpufleet:replacement for job 7 failed; held again")
+
+
+def test_the_failed_member_is_taken_out_of_the_jobs_gang_reservation_as_the_spare_joins(slurm):
+    """Lab, 2026-11-25 05:30 UTC: the requeued job waited Slurm's requeue delay (120 s); by then
+    its failed member was repaired and back, still in the gang's reservation, and Slurm started
+    the job there and on the survivor, the spare idle. Now n1 leaves the reservation as n5
+    joins: requeued, the job can start only on its survivor n2 and the spare n5."""
+    state, run = slurm
+    args = resume_args(gpufleet_replace_nodes=["n2", "n5"], gpufleet_nodes_csv="n5", gpufleet_replace_failed=["n1"])
+    proc, changes = run(args, job="RUNNING\n", drained="n5\n", reservations="%s n[1-2]\n" % RESV, bound=RESV + "\n")
+    assert proc.returncode == 0, proc.stderr
+    assert changes == ["scontrol update ReservationName=%s Nodes=n2,n5" % RESV,
+                       "scontrol update NodeName=n5 State=RESUME"]
+    assert "took the failed n1 out of %s" % RESV in proc.stdout
+    assert (state / "reservations").read_text() == "%s n2,n5\n" % RESV
+    # a repeat (the same decision resumed after a restart) changes nothing
+    proc, changes = run(args)
+    assert proc.returncode == 0 and changes == [], (proc.stderr, changes)

@@ -65,9 +65,11 @@ def test_day2_kinds_map_to_their_playbooks():
 def test_a_replacement_resumes_in_its_jobs_reservation_and_the_bind_names_it():
     from gpufleet.day2.model import Day2Action
     playbook, extra = playbook_for(Day2Action("resume", "lab", ("n2",), "job 7 lost n1", job_id="7", replaces="n1",
-                                              reservation="7@100", reserve_nodes=("n2", "n5")))
+                                              reservation="7@100", reserve_nodes=("n2", "n5"),
+                                              release_nodes=("n1",)))
     assert playbook == "admit" and extra["gpufleet_admit_nodes"] == ["n2"] and extra["gpufleet_admit_job"] == "7"
     assert extra["gpufleet_replace_reservation"] == "7@100" and extra["gpufleet_replace_nodes"] == ["n2", "n5"]
+    assert extra["gpufleet_replace_failed"] == ["n1"]
     playbook, extra = playbook_for(Day2Action("bind", "lab", ("n2",), "pending again", job_id="7",
                                               reservation="7@100", reserve_nodes=("n2", "n5")))
     assert playbook == "bind_replacement" and (extra["gpufleet_bind_job"], extra["gpufleet_bind_reservation"],

@@ -124,8 +124,11 @@ def test_a_failed_member_of_a_running_job_is_replaced_by_a_hot_node_resumed_in_t
     playbook, extra, _ = runs.calls[0]      # started first: the job waits on it
     assert playbook == "admit" and extra["gpufleet_admit_nodes"] == ["n3"] and extra["gpufleet_admit_job"] == "7"
     assert ledger.get("n3")["state"] == "joined"
+    assert extra["gpufleet_replace_nodes"] == ["n2", "n3"] and extra["gpufleet_replace_failed"] == ["n1"]
     again = action_of(resume)
     assert (again.kind, again.job_id, again.replaces) == ("resume", "7", "n1")   # a restart resumes it as it was
+    assert (again.reservation, again.reserve_nodes, again.release_nodes) == (
+        resume["demand"]["action"]["reservation"], ("n2", "n3"), ("n1",))
 
 
 def test_no_hot_node_for_the_replacement_is_recorded_once_and_nothing_resumed(ledger, make_reconciler):

@@ -199,6 +199,9 @@ def test_a_gang_the_controller_admitted_keeps_its_reservation_and_a_site_reserva
     gang = (Job("7", 2, state="RUNNING", nodes_assigned=("n1", "n5"), reservation="7@1795000000"),)
     resume = detected(jobs=gang).actions[0]
     assert resume.reservation == "7@1795000000" and resume.reserve_nodes == ("n2", "n5")
+    # the failed member leaves the gang's reservation: once requeued (Slurm's delay, 120 s by
+    # default) the job starts on its survivor and the spare, not on n1 repaired meanwhile (lab)
+    assert resume.release_nodes == ("n1",)
     site = (Job("7", 2, state="RUNNING", nodes_assigned=("n1", "n5"), reservation="ml-team"),)
     resume = detected(jobs=site).actions[0]
     assert resume.nodes == ("n2",) and resume.reservation == "" and resume.reserve_nodes == ()
@@ -216,6 +219,22 @@ def test_a_job_losing_two_members_at_once_gets_one_reservation_with_both_spares(
     assert sorted(a.nodes for a in resumes) == [("n2",), ("n3",)]
     assert {a.reservation for a in resumes} == {"7@%d" % int(NOW + 10)}
     assert {a.reserve_nodes for a in resumes} == {("n2", "n3", "n5")}
+    # both failed members in each resume: run at once, either may write the reservation last
+    assert {a.release_nodes for a in resumes} == {("n1", "n6")}
+
+
+def test_a_failed_member_left_without_a_spare_stays_in_the_reservation():
+    """One spare for two failed members: the one not replaced stays reserved for the job, which
+    waits for its repair; taking it out would leave the job fewer nodes than it needs."""
+    job = (Job("7", 3, state="RUNNING", nodes_assigned=("n1", "n5", "n6")),)
+    views = (view("n1", tier="busy", jobs=("7",)), view("n5", tier="busy", jobs=("7",)),
+             view("n6", tier="busy", jobs=("7",)), view("n2", "hot", "hot"))
+    rows = (NHC, ("n6", "IDLE+DRAIN", "NHC: check_gpu failed", None))
+    result = detected(views=views, jobs=job, rows=rows, pools=pool(budget=2))
+    replaced, = [a for a in result.actions if a.kind == "resume" and not a.blocked]
+    waiting, = [a for a in result.actions if a.kind == "resume" and a.blocked]
+    assert (replaced.nodes, replaced.replaces, replaced.release_nodes) == (("n2",), "n1", ("n1",))
+    assert waiting.replaces == "n6" and "no hot node" in waiting.blocked
 
 
 def test_no_replacement_for_a_single_node_job_or_a_node_running_nothing():
