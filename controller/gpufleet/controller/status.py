@@ -76,10 +76,14 @@ def _replacements(recent):
              and ((d.get("demand") or {}).get("action") or {}).get("day2")]
     lines = ["replacements (failed member of a running job -> hot node): %s" % ("none" if not found else "")]
     for d in found:
-        failed = d["demand"]["action"].get("replaces") or "-"
-        lines.append("  %s job %-8s %-20s -> %-20s %s" % (_when(d["at"]), d.get("job") or "-", failed,
-                                                         ",".join(d["nodes"] or []) or "(none)",
-                                                         d["outcome"] or "in flight"))
+        extra = d["demand"]["action"]
+        failed = extra.get("replaces") or "-"
+        # where the job restarts once requeued: its reservation and the nodes in it
+        where = (" in %s (%s)" % (extra["reservation"], ",".join(extra.get("reserve_nodes") or ()))
+                 if extra.get("reservation") else "")
+        lines.append("  %s job %-8s %-20s -> %-20s %s%s" % (_when(d["at"]), d.get("job") or "-", failed,
+                                                           ",".join(d["nodes"] or []) or "(none)",
+                                                           d["outcome"] or "in flight", where))
     return lines
 
 

@@ -44,13 +44,15 @@ def test_status_shows_each_replacement_with_its_job_failed_node_and_outcome():
                 "outcome": outcome, "reason": "job 7 lost n1",
                 "demand": {"action": {"day2": True, "replaces": replaces}}}
     planner = dict(resume(["n4"], "ok"), job=None, demand={"action": {"replaces": None}})
-    recent = [resume(["n3"], "ok"), resume([], "not started: job 7 lost n1; no hot node in pool 'lab'"), planner]
+    reserved = resume(["n3"], "ok")
+    reserved["demand"]["action"].update(reservation="7@100", reserve_nodes=["n2", "n3"])
+    recent = [reserved, resume([], "not started: job 7 lost n1; no hot node in pool 'lab'"), planner]
     text = render_status(World((), (), (), ()), [], recent, (None, None))
     all_lines = text.splitlines()
     start = next(i for i, l in enumerate(all_lines) if l.startswith("replacements"))
     end = next(i for i, l in enumerate(all_lines) if l.startswith("break_fix"))
     lines = all_lines[start + 1:end]
-    assert len(lines) == 2 and "n1" in lines[0] and "-> n3" in lines[0] and lines[0].endswith("ok")
+    assert len(lines) == 2 and "n1" in lines[0] and "-> n3" in lines[0] and lines[0].endswith("ok in 7@100 (n2,n3)")
     assert "(none)" in lines[1] and "no hot node" in lines[1]
     assert "n4" not in "".join(lines)                     # the planner's own resume is not a replacement
 
