@@ -43,13 +43,18 @@ def _hot(exclude=()):
     return sorted(n for n, s in demo.states().items() if s == "hot" and n not in exclude)
 
 
+# a replacement's resume and its bind are day-2 decisions on the spare, not steps of a repair case
+NOT_CASE_STEPS = ("resume", "bind")
+
+
 def _day2(node):
-    return [d for d in decisions() if node in (d["nodes"] or []) and ((d.get("demand") or {}).get("action") or {})
-            .get("day2")]
+    return [d for d in decisions() if node in (d["nodes"] or []) and d["action"] not in NOT_CASE_STEPS
+            and ((d.get("demand") or {}).get("action") or {}).get("day2")]
 
 
 def _day2_nodes():
-    return {n for d in decisions() if ((d.get("demand") or {}).get("action") or {}).get("day2") for n in d["nodes"]}
+    return {n for d in decisions() if ((d.get("demand") or {}).get("action") or {}).get("day2")
+            and d["action"] not in NOT_CASE_STEPS for n in d["nodes"]}
 
 
 def _closed(node):
