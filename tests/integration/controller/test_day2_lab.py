@@ -259,12 +259,17 @@ def test_a_failed_member_of_a_running_job_is_replaced_from_the_hot_tier_then_rep
 @REPLACE_OPT_IN
 def test_a_job_slurm_started_by_itself_gets_its_replacement_bound_once_requeued(lab):
     """The `bind` path: a multi-node job Slurm starts on idle joined nodes by itself (no gang, no
-    reservation). Two one-node jobs make the planner resume two hot nodes (a plain resume);
-    once they end, the nodes are idle and joined until the pool's idle time parks them, and a
-    -N2 job submitted then starts on them at once."""
+    reservation). Two one-node jobs running at once take two unreserved nodes (idle ones, or
+    hot ones the planner resumes plainly); once they end, both are idle and joined until the
+    pool's idle time parks them, and a -N2 job submitted then starts on them at once. The
+    gang scenario's reservation must be gone first (PURGE_COMP: a minute after its job): its
+    nodes serve no other job meanwhile (this scenario's first run, 2026-11-27, waited on them)."""
     _controller(lab)
     _no_open_case()
-    singles = [_submit_requeueable(1, "replace-warm-%d" % i, wrap="sleep 5") for i in (1, 2)]
+    demo.wait_for("no reservation left in Slurm", lambda: "No reservations" in demo.slurm(
+        "scontrol", "show", "reservation"), 300, poll=2)
+    singles = [_submit_requeueable(1, "replace-warm-%d" % i, wrap="sleep 30") for i in (1, 2)]
+    demo.wait_for("both one-node jobs running at once", lambda: all(_running(j) for j in singles), 600, poll=1)
     demo.wait_for("both one-node jobs done", lambda: all(demo.job(j)["state"] in ("COMPLETED", "GONE")
                                                          for j in singles), 600, poll=1)
     job_id = _submit_requeueable(2, "replace-bind")
