@@ -70,11 +70,7 @@ reserve() {
       [[ $have == *" $node "* ]] || missing=${missing:+$missing,}$node
     done
     [[ -z $missing && -z $dropped ]] && return 0
-    if [[ -z $dropped ]]; then
-      scontrol update ReservationName="$resv" Nodes="$current,$missing" || return 1
-    else
-      scontrol update ReservationName="$resv" Nodes="$keep${missing:+,$missing}" || return 1
-    fi
+    scontrol update ReservationName="$resv" Nodes="$keep${keep:+${missing:+,}}$missing" || return 1
     [[ -z $missing ]] || echo "added $missing to $resv"
     [[ -z $dropped ]] || echo "took the failed $dropped out of $resv"
     return 0

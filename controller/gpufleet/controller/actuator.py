@@ -74,7 +74,7 @@ def playbook_for(action):
     if action.kind == "resume" and getattr(action, "reservation", ""):
         extra.update(gpufleet_replace_reservation=action.reservation,
                      gpufleet_replace_nodes=list(action.reserve_nodes),
-                     gpufleet_replace_failed=list(getattr(action, "release_nodes", ())))
+                     gpufleet_replace_failed=list(action.release_nodes))
     if action.kind == "bind":
         extra.update(gpufleet_bind_job=action.job_id, gpufleet_bind_reservation=action.reservation,
                      gpufleet_bind_nodes=",".join(action.reserve_nodes))

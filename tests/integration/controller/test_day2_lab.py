@@ -62,6 +62,11 @@ def _closed(node):
     return bool(steps) and steps[-1]["action"] in ("readmit", "break_fix") and steps[-1]["outcome"] == "ok"
 
 
+def _no_open_case():
+    # budget 1: with a case open the new drain, and so a replacement, would wait its turn
+    demo.wait_for("no open day-2 case (budget 1)", lambda: all(_closed(n) for n in _day2_nodes()), REPAIR_S, poll=5)
+
+
 def _story(node, since):
     return [t["to_state"] for t in history() if t["node"] == node and demo._iso(t["at"]) >= since]
 
@@ -104,7 +109,7 @@ def test_an_operator_drain_is_left_alone_and_shown(lab):
                     reason="kept out of make test for time (passed in the lab, docs/day2.md): GPUFLEET_DAY2_POWER_OFF=1 runs it")
 def test_a_node_powered_off_behind_the_controllers_back_is_detected_and_repaired(lab):
     _controller(lab)
-    demo.wait_for("no open day-2 case (budget 1)", lambda: all(_closed(n) for n in _day2_nodes()), REPAIR_S, poll=5)
+    _no_open_case()
     # Settled at the hot floor (2, nothing in flight): a hot node above the floor would be parked
     # by the planner, powering it off on purpose (the first lab run picked exactly such a node).
     demo.wait_for("the hot floor settled", lambda: len(_hot()) == 2 and not any(
@@ -131,7 +136,7 @@ def test_a_bmc_reporting_critical_health_gets_its_node_recycled(lab):
     (lab/bmc/layer.py); the controller's Redfish read sees it twice, day-2 drains, recycles and
     re-admits the node. The fault is cleared once the drain starts (a technician's fix)."""
     _controller(lab)
-    demo.wait_for("no open day-2 case (budget 1)", lambda: all(_closed(n) for n in _day2_nodes()), REPAIR_S, poll=5)
+    _no_open_case()
     node = demo.wait_for("a hot node", lambda: _hot(exclude=(lab.get("day2_nhc"),))[:1], 900)[0]
     start = time.time()
     gpufleet("lab", "fault", node, "bmc_critical")
@@ -239,11 +244,6 @@ def _replace_then_repair(job_id, members, gang):
     demo.wait_for("%s recycled and re-admitted" % failed, lambda: _closed(failed), REPAIR_S, poll=5)
     steps = [(d["action"], d["outcome"]) for d in _day2(failed)]
     assert steps[0] == ("drain", "ok") and ("recycle", "ok") in steps, steps
-
-
-def _no_open_case():
-    # budget 1: with a case open the new drain, and so the replacement, would wait its turn
-    demo.wait_for("no open day-2 case (budget 1)", lambda: all(_closed(n) for n in _day2_nodes()), REPAIR_S, poll=5)
 
 
 @REPLACE_OPT_IN

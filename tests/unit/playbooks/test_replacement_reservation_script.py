@@ -127,7 +127,7 @@ def test_a_job_in_its_own_gang_reservation_gets_the_spare_added_to_it(slurm):
                         bound=RESV + "\n")
     assert proc.returncode == 0, proc.stderr
     # resume_args names the survivor n5 and the spare n2: n2 is in already, n5 is added
-    assert changes == ["scontrol update ReservationName=%s Nodes=n[1-2],n5" % RESV,
+    assert changes == ["scontrol update ReservationName=%s Nodes=n1,n2,n5" % RESV,
                        "scontrol update NodeName=n2 State=RESUME"]
     proc, changes = run(bind_args(), job="PENDING\n")
     assert proc.returncode == 0 and changes == [], changes          # requeued, still bound: nothing to do
