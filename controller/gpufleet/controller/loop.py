@@ -145,7 +145,9 @@ class Reconciler:
         supply_nodes = [replace(v, tier=UNAVAILABLE, state=DAY2_HELD) if v.node in held else v
                         for v in world.nodes]
         world.supply = supply_nodes     # the launcher offers fabric peers from these, never a held node
-        plan = self.planning.plan(world.raw, supply_nodes, self.actuator.in_flight(), self.gangs(now, recent), now,
+        # a requeued job waiting for its replacement's bind is day-2's (gpufleet.day2.bindings)
+        demand = [j for j in world.raw if j.job_id not in world.day2.awaiting_bind]
+        plan = self.planning.plan(demand, supply_nodes, self.actuator.in_flight(), self.gangs(now, recent), now,
                                   history)
         return plan, world
 

@@ -10,13 +10,19 @@ its reservation into ``bind`` actions (playbooks/bind_replacement.yml). One bind
 reservation, ever: a bind that failed is said in its outcome and not repeated. A job that ended
 without being requeued leaves its reservation to ``admit_members.sh``, which deletes every
 ``JOB@EPOCH`` reservation whose job is gone on the next resume or admission.
+
+Until the bind ran, such a job is day-2's, not the planner's: ``awaiting_bind`` names it, and
+the controller keeps it out of the planner's demand. Slurm's own requeue delay (``BeginTime``,
+``AuthInfo=cred_expire``) hides it for 120 s by default; a site that sets that low would
+otherwise see the planner admit the job as a new gang on other nodes, leaving the spare idle.
+A bind that failed hands the job back to the planner.
 """
 from dataclasses import dataclass, replace
-from typing import Tuple
+from typing import Optional, Tuple
 
 from gpufleet.day2.model import Day2Action
 
-__all__ = ["Replacement", "fold", "steps", "held_nodes"]
+__all__ = ["Replacement", "fold", "steps", "held_nodes", "awaiting_bind"]
 
 
 @dataclass(frozen=True)
@@ -27,6 +33,7 @@ class Replacement:
     nodes: Tuple[str, ...]          # the job's surviving nodes and its spare(s): the reserved ones
     spare: Tuple[str, ...]          # the node the resume made schedulable
     bound: bool = False             # a bind was recorded (in flight or done)
+    bind_outcome: Optional[str] = None   # that bind's outcome once collected ("ok" or why not)
 
 
 def fold(decisions):
@@ -42,7 +49,7 @@ def fold(decisions):
             found[name] = Replacement(str(decision.get("job")), decision["pool"], name,
                                       tuple(extra.get("reserve_nodes") or ()), tuple(decision["nodes"] or ()))
         elif decision["action"] == "bind" and name in found:
-            found[name] = replace(found[name], bound=True)
+            found[name] = replace(found[name], bound=True, bind_outcome=decision.get("outcome"))
     return found
 
 
@@ -75,3 +82,18 @@ def held_nodes(replacements, jobs):
         if job is not None:
             held |= set(item.nodes) - set(job.nodes_assigned if job.state == "RUNNING" else ())
     return held
+
+
+def awaiting_bind(replacements, jobs):
+    """Job IDs pending outside their open replacement's reservation whose bind is due or in
+    flight: day-2 binds them, the planner must not admit them elsewhere meanwhile. Once the bind's
+    outcome is in, a job pending outside the reservation is the planner's again (its bind failed,
+    or it was requeued again after the reservation was gone): one bind per reservation, ever."""
+    by_id = {j.job_id: j for j in jobs}
+    waiting = set()
+    for item in replacements.values():
+        job = by_id.get(item.job_id)
+        if (job is not None and job.state == "PENDING" and job.reservation != item.reservation
+                and (not item.bound or item.bind_outcome is None)):
+            waiting.add(item.job_id)
+    return frozenset(waiting)

@@ -41,6 +41,8 @@ class Day2Pass:
     #                                      hot nodes resumed now as replacements, nodes with a
     #                                      signal this pass (suspect until it persists or goes)
     notes: Tuple[str, ...] = ()          # waits and holds, in words for the log
+    awaiting_bind: frozenset = frozenset()   # job IDs day-2 binds to their replacement's
+    #                                          reservation: no demand for the planner
 
 
 def _watched_rows(rows, views, cases):
@@ -239,4 +241,5 @@ def decide(rows, views, jobs, pools, tracks, cases, busy, now, extra_signals=(),
             actions.append(action)
     actions += [a for a in bindings.steps(replacements or {}, jobs) if a.pool in pools]
     claimed |= bindings.held_nodes(replacements or {}, jobs)
-    return Day2Pass(tuple(actions), new_tracks, found.operator, frozenset(claimed), tuple(notes))
+    return Day2Pass(tuple(actions), new_tracks, found.operator, frozenset(claimed), tuple(notes),
+                    bindings.awaiting_bind({k: r for k, r in (replacements or {}).items() if r.pool in pools}, jobs))

@@ -131,6 +131,31 @@ def test_a_failed_member_of_a_running_job_is_replaced_by_a_hot_node_resumed_in_t
         resume["demand"]["action"]["reservation"], ("n2", "n3"), ("n1",))
 
 
+def test_a_requeued_job_is_bound_to_its_replacement_and_kept_from_the_planner_until_then(ledger, make_reconciler):
+    from gpufleet.capacity.model import Job
+    source = _job_on_n1_and_n2(ledger)
+    rec, runs, planning = make_reconciler(source=source)
+    for _ in range(3):
+        rec.once()
+        rec.drain()
+    reservation = records.decisions(ledger)[0]["demand"]["action"]["reservation"]
+    # requeued (Slurm shows it pending, outside the reservation, with no BeginTime reason left)
+    source._jobs = (Job("7", 2, partition="batch", state="PENDING", reason="Resources"),
+                    Job("8", 1, partition="batch", state="PENDING", reason="Resources"))
+    runs.gate.clear()                       # the bind stays in flight
+    rec.once()
+    bind = next(d for d in records.decisions(ledger) if d["action"] == "bind")
+    assert bind["job"] == "7" and bind["demand"]["action"]["reservation"] == reservation
+    assert [j.job_id for j in planning.seen[-1][0]] == ["8"]               # 7 is day-2's to bind
+    rec.once()                               # the bind still in flight: still not the planner's
+    assert [j.job_id for j in planning.seen[-1][0]] == ["8"]
+    runs.gate.set()
+    rec.drain()
+    rec.once()                               # the bind's outcome is in: one bind, ever
+    assert sorted(j.job_id for j in planning.seen[-1][0]) == ["7", "8"]
+    assert [d["action"] for d in records.decisions(ledger)].count("bind") == 1
+
+
 def test_no_hot_node_for_the_replacement_is_recorded_once_and_nothing_resumed(ledger, make_reconciler):
     rec, runs, _p = make_reconciler(source=_job_on_n1_and_n2(ledger, hot=()))
     for _ in range(5):

@@ -180,6 +180,31 @@ def test_the_replacement_is_resumed_inside_a_reservation_for_its_job_then_the_jo
     assert bindings.fold([dict(recorded[0], outcome="failed: rc 2")]) == {}
 
 
+def test_a_requeued_job_waiting_for_its_bind_is_no_demand_for_the_planner_until_the_bind_is_done():
+    """Slurm's requeue delay (BeginTime) hides the requeued job for 120 s by default; with a low
+    cred_expire the planner would see it pending and admit it as a new gang elsewhere, leaving
+    the spare idle. Day-2 names it until its bind's outcome is in."""
+    from gpufleet.day2 import bindings
+    recorded = [{"action": "resume", "pool": "lab", "nodes": ["n2"], "job": "7", "outcome": "ok", "at": NOW,
+                 "demand": {"action": {"day2": True, "reservation": "7@1", "reserve_nodes": ["n2", "n5"]}}}]
+    pending = (Job("7", 2, state="PENDING"), Job("8", 1, state="PENDING"))
+
+    def awaiting(decisions, jobs=pending, pools=None):
+        return run([], views=BUSY_VIEWS, jobs=jobs, replacements=bindings.fold(decisions), pools=pools).awaiting_bind
+
+    assert awaiting(recorded, jobs=JOB7) == frozenset()                     # still running: nothing yet
+    assert awaiting(recorded) == {"7"}                                      # the bind is due
+    bind = dict(recorded[0], action="bind", outcome=None, at=NOW + 20)
+    assert awaiting(recorded + [bind]) == {"7"}                             # the bind in flight
+    assert awaiting(recorded + [bind], jobs=(Job("7", 2, state="PENDING", reservation="7@1"),)) == frozenset()
+    # the bind's outcome is in: a job still pending outside is the planner's again (one bind, ever)
+    assert awaiting(recorded + [dict(bind, outcome="ok")]) == frozenset()
+    assert awaiting(recorded + [dict(bind, outcome="failed: rc 1")]) == frozenset()
+    # a replacement of a pool outside this controller's policy is not its to bind
+    other = [dict(recorded[0], pool="other")]
+    assert awaiting(other) == frozenset()
+
+
 def test_a_replacement_spare_is_held_from_the_planner_until_its_job_runs_on_it():
     """An idle joined spare would be parked after the pool's idle time while its job still runs
     elsewhere or waits for the requeue; the reservation would then hold a powered-off node."""
