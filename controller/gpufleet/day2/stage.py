@@ -218,6 +218,10 @@ def decide(rows, views, jobs, pools, tracks, cases, busy, now, extra_signals=(),
     # or a fabric peer meanwhile (a health checker's drain on a slow HCA, offered as a peer,
     # failed a healthy node's fabric phase with it in the lab).
     claimed |= {s.node for s in signals}
+    # ... and until its track ends (no sighting within the window): a Redfish reading is handed
+    # over once, every bmc_interval, so the passes between readings show no signal. The lab's
+    # powered-off hot node counted as hot again in those passes and the planner parked it.
+    claimed |= {key[0] for key in new_tracks}
     # replacements first: the job waits on them, the failed node's repair does not
     actions, spares = _replacements([c.node for c in chosen.start], jobs, views, claimed, busy, now)
     notes += ["%s: %s" % (a.replaces, a.blocked) for a in actions if a.blocked]

@@ -256,3 +256,19 @@ def test_idle_health_check_failures_persist_into_a_drain(ledger, make_reconciler
         rec.drain()
     drain, = records.decisions(ledger)
     assert drain["action"] == "drain" and "idle health check xid failed" in drain["reason"]
+
+
+def test_a_node_a_bmc_reading_made_suspect_is_no_supply_in_the_passes_until_the_next_reading(ledger, make_reconciler):
+    """Lab: a hot node powered off behind the controller's back counted as hot in the passes
+    between two BMC readings (each reading is handed over once); the planner parked it."""
+    from gpufleet.day2.model import Signal
+    in_service(ledger)
+    rec, runs, planning = make_reconciler()
+    readings = [(Signal("n2", "redfish", "power_off", "power Off while the ledger says hot", 1000.0),)]
+    rec.redfish = lambda views, now: readings.pop() if readings else ()
+    for _ in range(2):                       # the reading's pass, then one without a reading
+        rec.once()
+        rec.drain()
+        supply = {v.node: v for v in planning.seen[-1][1]}
+        assert supply["n2"].tier == "unavailable" and supply["n1"].tier == "hot", supply
+    assert records.decisions(ledger) == []   # one sighting: no action yet

@@ -50,6 +50,23 @@ def test_a_node_with_a_signal_not_yet_persisted_is_no_supply_spare_or_peer():
     assert recycle.kind == "recycle" and recycle.peers == ("n3",), recycle
 
 
+def test_a_suspect_node_stays_no_supply_between_readings_until_its_track_ends():
+    """A Redfish reading is handed to the stage once (every bmc_interval): the passes between
+    two readings show no signal. Lab: a hot node powered off behind the controller's back
+    counted as hot again in those passes, and the planner parked it before day-2 acted."""
+    off = Signal("n2", "redfish", "power_off", "power Off while the ledger says hot", NOW)
+    first = run([], signals=[off])
+    assert first.actions == () and "n2" in first.claimed
+    between = run([], tracks=first.tracks, now=NOW + 3)
+    assert between.actions == () and "n2" in between.claimed          # still suspect
+    # never seen again within the window (lab pool: 10 min): the track ends, the node is supply
+    later = run([], tracks=between.tracks, now=NOW + 601)
+    assert later.tracks == {} and "n2" not in later.claimed
+    # seen at the next reading: persisted (2 sightings), drained
+    drain, = run([], tracks=between.tracks, signals=[off], now=NOW + 15).actions
+    assert (drain.kind, drain.nodes) == ("drain", ("n2",))
+
+
 def test_operator_drains_and_our_own_holds_are_left_alone():
     rows = [("n1", "IDLE+DRAIN", "rack move, ticket 42", None), ("n2", "IDLE+DRAIN", "", None),
             ("n3", "IDLE+DRAIN", "gpufleet:hold: idle", None)]
