@@ -11,6 +11,10 @@ COLLECTION_LINK := build/collections/ansible_collections/gpufleet/baremetal
 .DEFAULT_GOAL := help
 .PHONY: help host venv collection demo test test-unit base-image build-collection clean
 
+# `make test` workers (pytest-xdist): the lab's scenarios run on one, the rest on the other
+# (groups: tests/conftest.py). TEST_WORKERS=0 runs everything in one process, as before.
+TEST_WORKERS ?= 2
+
 # The README's main command. Each area's mk file may set DEMO_TARGET; the lab's wins.
 DEMO_TARGET ?= demo-redfish
 
@@ -42,7 +46,7 @@ base-image: ## build the debootstrap base image gpufleet/debian-base:bookworm (n
 # The ledger suite runs on SQLite and on PostgreSQL: scripts/ci-postgres.sh installs and starts
 # Debian's PostgreSQL (needs root or sudo, like dockerd) unless GPUFLEET_TEST_PG_URL is set.
 test: venv collection ## run every test (unit, sanity, lint, molecule, image, lab integration; PostgreSQL ledger)
-	GPUFLEET_TEST_PG_URL="$${GPUFLEET_TEST_PG_URL:-$$(scripts/ci-postgres.sh | tail -1)}" $(PY) -m pytest tests --durations=30 $(PYTEST_ARGS)
+	GPUFLEET_TEST_PG_URL="$${GPUFLEET_TEST_PG_URL:-$$(scripts/ci-postgres.sh | tail -1)}" $(PY) -m pytest tests -n $(TEST_WORKERS) --durations=30 $(PYTEST_ARGS)
 
 test-unit: venv collection ## run the unit tests only (seconds)
 	$(PY) -m pytest tests/unit $(PYTEST_ARGS)
