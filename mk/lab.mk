@@ -44,7 +44,7 @@ test-controller-lab: venv collection base-image ## the controller's lab integrat
 	flock /tmp/gpufleet-lab.lock $(VENV)/bin/python -m pytest tests/integration/controller -q
 
 # The scenarios kept out of `make test` for CI's wall time (each passed in a lab run named in
-# docs/benchmarks.md / docs/controller.md): about 55 minutes.
+# docs/benchmarks.md / docs/controller.md).
 test-controller-lab-all: venv collection base-image ## the controller lab scenarios including the opt-in ones (power saving, replace, full refresh)
 	GPUFLEET_POWER_SAVING_LAB=1 GPUFLEET_DAY2_REPLACE=1 GPUFLEET_REFRESH_ALL=1 \
 	flock /tmp/gpufleet-lab.lock $(VENV)/bin/python -m pytest tests/integration/controller -v

@@ -53,14 +53,21 @@ def fold(decisions):
     return found
 
 
+def _pending_outside(replacements, jobs):
+    """The replacements whose job Slurm reports pending outside their reservation."""
+    by_id = {j.job_id: j for j in jobs}
+    for item in sorted(replacements.values(), key=lambda r: r.reservation):
+        job = by_id.get(item.job_id)
+        if job is not None and job.state == "PENDING" and job.reservation != item.reservation:
+            yield item
+
+
 def steps(replacements, jobs):
     """replacements: ``fold``'s; jobs: the capacity Jobs Slurm reports -> ``bind`` Day2Actions
     for each job pending again outside its replacement's reservation."""
-    by_id = {j.job_id: j for j in jobs}
     out = []
-    for item in sorted(replacements.values(), key=lambda r: r.reservation):
-        job = by_id.get(item.job_id)
-        if item.bound or job is None or job.state != "PENDING" or job.reservation == item.reservation:
+    for item in _pending_outside(replacements, jobs):
+        if item.bound:
             continue
         out.append(Day2Action(
             "bind", item.pool, item.spare,
@@ -89,11 +96,5 @@ def awaiting_bind(replacements, jobs):
     flight: day-2 binds them, the planner must not admit them elsewhere meanwhile. Once the bind's
     outcome is in, a job pending outside the reservation is the planner's again (its bind failed,
     or it was requeued again after the reservation was gone): one bind per reservation, ever."""
-    by_id = {j.job_id: j for j in jobs}
-    waiting = set()
-    for item in replacements.values():
-        job = by_id.get(item.job_id)
-        if (job is not None and job.state == "PENDING" and job.reservation != item.reservation
-                and (not item.bound or item.bind_outcome is None)):
-            waiting.add(item.job_id)
-    return frozenset(waiting)
+    return frozenset(item.job_id for item in _pending_outside(replacements, jobs)
+                     if not item.bound or item.bind_outcome is None)

@@ -243,7 +243,8 @@ def decide(rows, views, jobs, pools, tracks, cases, busy, now, extra_signals=(),
             notes.append("%s %s: %s" % (node, case.phase, action.blocked))   # recorded already
         else:
             actions.append(action)
-    actions += [a for a in bindings.steps(replacements or {}, jobs) if a.pool in pools]
-    claimed |= bindings.held_nodes(replacements or {}, jobs)
+    mine = {name: r for name, r in (replacements or {}).items() if r.pool in pools}
+    actions += bindings.steps(mine, jobs)
+    claimed |= bindings.held_nodes(mine, jobs)
     return Day2Pass(tuple(actions), new_tracks, found.operator, frozenset(claimed), tuple(notes),
-                    bindings.awaiting_bind({k: r for k, r in (replacements or {}).items() if r.pool in pools}, jobs))
+                    bindings.awaiting_bind(mine, jobs))

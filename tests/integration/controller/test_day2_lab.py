@@ -7,8 +7,8 @@ nodes and a controller running (lab["controller"]). The lab policy's day2 sectio
 2. a drain an operator set is left alone and shown by `controller status`;
 3. a node powered off through its BMC behind the controller's back is detected (over Redfish,
    or by Slurm's "Not responding", whichever comes first), recycled and re-admitted; a node
-   whose BMC reports critical health likewise. Both were opt-in until 2026-11-27; their first
-   run in `make test` found the planner parking the suspect node between two BMC readings;
+   whose BMC reports critical health likewise. Both were opt-in until 2026-11-27; a CI-like
+   run with them on found the planner parking the suspect node between two BMC readings;
 4. "replace, then repair": an NHC drain on a member of a running `sbatch -N2 --requeue` job; a
    hot node is resumed for the job in the pass that detects it, the job (requeued as its own
    restart logic would) starts again, the failed node is recycled behind it. The timestamps
