@@ -260,9 +260,14 @@ def test_installer_imports_one_artifact_once_when_nodes_install_together(tmp_pat
 def test_lab_down_kills_only_a_capacity_controller_left_running(tmp_path):
     import subprocess
     import sys
-    controller = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "controller", "run"])
-    bystander = subprocess.Popen(["sleep", "60"])
+    # Each child says it is running before its pid is looked at: right after a spawn, Linux can
+    # show an empty /proc/PID/cmdline (the exec has closed the spawn pipe but not yet set argv),
+    # and kill_controller rightly leaves alone a process it cannot name.
+    child = "import time; print('running', flush=True); time.sleep(60)"
+    controller = subprocess.Popen([sys.executable, "-c", child, "controller", "run"], stdout=subprocess.PIPE)
+    bystander = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE)
     try:
+        assert controller.stdout.readline() == b"running\n" and bystander.stdout.readline() == b"running\n"
         for proc, name in ((controller, "controller.pid"), (bystander, "other.pid")):
             (tmp_path / name).write_text("%d\n" % proc.pid)
         assert lab_mod.kill_controller(str(tmp_path / "other.pid")) is None
@@ -273,6 +278,7 @@ def test_lab_down_kills_only_a_capacity_controller_left_running(tmp_path):
         for proc in (controller, bystander):
             proc.kill()
             proc.wait()
+            proc.stdout.close()
 
 
 def test_a_bmc_critical_fault_makes_that_nodes_bmc_report_critical_until_cleared(cfg):
