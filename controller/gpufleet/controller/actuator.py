@@ -11,7 +11,7 @@ import threading
 from gpufleet import playbook_runner
 from gpufleet.controller import spool
 
-__all__ = ["PLAYBOOK_OF", "playbook_for", "Actuator"]
+__all__ = ["PLAYBOOK_OF", "DISTURBS_PEERS", "playbook_for", "Actuator"]
 
 # kind -> (playbook, extra variables). bringup stops at hot (registered, held): the planner
 # resumes or admits in a separate, fast step, so a gang never starts on a half-ready set.
@@ -37,6 +37,9 @@ PLAYBOOK_OF = {
 }
 # readmit's playbook by target tier (to hot is a ledger step: the recycle left it hot)
 _READMIT = {"joined": "admit", "warm": "park"}
+# Kinds that power a node off or reimage it: never started on a node lent as a fabric peer to a
+# run in flight (its gate's iperf3 server runs there; a parked peer fails that gate).
+DISTURBS_PEERS = frozenset(("bringup", "recycle", "park", "rollback"))
 
 
 def playbook_for(action):
@@ -96,6 +99,7 @@ class Actuator:
                                                            thread_name_prefix="gpufleet-action")
         self._lock = threading.Lock()
         self._running = {}   # decision id -> (action, future, run id); a batch shares one future
+        self._peers = {}     # decision id -> the fabric peers its run was offered
 
     def _run_playbook(self, playbook, extravars, run_id):
         """One playbook, or several in order (stopping at the first that fails)."""
@@ -115,6 +119,11 @@ class Actuator:
     def busy_nodes(self):
         return {n for action in self.in_flight() for n in action.nodes}
 
+    def lent_peers(self):
+        """Nodes offered as fabric peers to runs in flight (none of them is busy itself)."""
+        with self._lock:
+            return set().union(*self._peers.values()) - {n for entry in self._running.values() for n in entry[0].nodes}
+
     def submit(self, decision_id, action, playbook, extravars):
         """Start one playbook run for a recorded decision (never twice for the same id)."""
         return self.submit_many([(decision_id, action)], playbook, extravars)
@@ -130,6 +139,7 @@ class Actuator:
             future = self._pool.submit(self._run, playbook, extravars, run_id)
             for decision_id, action in pairs:
                 self._running[decision_id] = (action, future, run_id)
+                self._peers[decision_id] = frozenset(extravars.get("gpufleet_fabric_peers") or ())
             return True
 
     def collect(self, wait=False):
@@ -149,6 +159,7 @@ class Actuator:
                 outcome = "failed: %s" % str(exc).splitlines()[0][:300]
             with self._lock:
                 self._running.pop(decision_id, None)
+                self._peers.pop(decision_id, None)
             done.append((decision_id, action, outcome))
         return done
 

@@ -36,10 +36,13 @@ class Launcher:
         self.clock, self.say = clock, say
         self.fabric_set_of = fabric_set_of   # node -> its fabric set name ("" = the pool's)
         self.image_vars = image_vars         # pool -> the variables installing its image ({}: the files')
+        self._launching = set()              # the nodes of the launch under way
 
     def launch(self, pairs, views):
         """Start runs for recorded (decision id, action) pairs; ``views``: node -> NodeView."""
         groups = {}
+        # no node of this launch is offered as a fabric peer (a park may start after the bring-up)
+        self._launching = {n for _i, a in pairs for n in a.nodes}
         for decision_id, action in pairs:
             key = ((action.kind, action.pool, action.target_tier, self._fabric_set(action.nodes))
                    if action.kind in _BATCHED else decision_id)
@@ -97,15 +100,30 @@ class Launcher:
         return self.fabric_set_of(nodes[0]) if nodes else ""
 
     def _peers(self, pool, nodes, views):
-        busy, fabric_set = self.actuator.busy_nodes(), self._fabric_set(nodes)
+        busy, fabric_set = self.actuator.busy_nodes() | self._launching, self._fabric_set(nodes)
         return sorted(n for n, v in views.items() if v.pool == pool and v.tier in _PEER_TIERS
                       and n not in nodes and n not in busy and self.fabric_set_of(n) == fabric_set)
 
-    def settle(self, action, outcome):
-        """The decision's outcome from its own nodes: a batch run fails when any member fails."""
+    def settle(self, action, outcome, run_id=None):
+        """The decision's outcome from its own nodes: a batch run fails when any member fails.
+
+        A node still in a provisioning step once its run ended was dropped by Ansible as
+        unreachable, without its rescue; when that was every target, Ansible ends the run before
+        the playbook's last play records it. Record it failed here, so no node stays in a state
+        nobody is working on (one machine action per node at a time: nothing else is)."""
         want = expected_state(action)
         if want is None:
             return outcome
+        for node in action.nodes:
+            state = (self.ledger.get(node) or {}).get("state")
+            if state in records.states.IN_PROGRESS:
+                try:
+                    records.transition(self.ledger, node, records.states.FAILED,
+                                       "%s stopped answering while %s: its %s run ended without recording it "
+                                       "(Ansible dropped it as unreachable; %s)" % (node, state, action.kind, outcome),
+                                       run_id=run_id)
+                except records.LifecycleError:
+                    pass   # recorded meanwhile by someone else: the outcome below reads what is there
         found = {n: (self.ledger.get(n) or {}) for n in action.nodes}
         wrong = {n: r for n, r in found.items() if r.get("state") != want}
         if not wrong:

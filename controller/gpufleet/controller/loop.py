@@ -10,6 +10,7 @@ from dataclasses import replace
 
 from gpufleet.capacity.model import UNAVAILABLE
 from gpufleet.controller import breakfix, images, inventory, records, rollouts, spool, supply
+from gpufleet.controller.actuator import DISTURBS_PEERS
 from gpufleet.controller.errors import ControllerError, LeaseHeld
 from gpufleet.controller.journal import Journal
 from gpufleet.controller.launch import Launcher
@@ -223,7 +224,7 @@ class Reconciler:
         self.samples.record(self.ledger, self._slurm_nodes, now)
         if self.image_features is not None:
             self.image_features(self._slurm_nodes, now)
-        busy = self.actuator.busy_nodes()
+        busy, lent = self.actuator.busy_nodes(), self.actuator.lent_peers()
         to_run, started = [], []
         # Slurm's own power-saving requests first: Slurm already waits on those nodes.
         requests = [a for path, req in self._spool_requests() for a in spool.actions_for(
@@ -236,6 +237,8 @@ class Reconciler:
             machine = not _ledger_only(action)
             if machine and busy.intersection(action.nodes):
                 continue   # never two machine actions on one node at once
+            if machine and action.kind in DISTURBS_PEERS and lent.intersection(action.nodes):
+                continue   # a fabric peer of a run in flight stays up until that run ends
             decision_id = self.journal.intent(action, jobs, views, now)
             if getattr(action, "blocked", ""):
                 self._say("not started %s %s %s: %s" % (decision_id, action.kind, ",".join(action.nodes),
@@ -245,6 +248,7 @@ class Reconciler:
             started.append((decision_id, action))
             if machine:
                 busy.update(action.nodes)
+                lent.update(getattr(action, "peers", ()) or ())
                 to_run.append((decision_id, action))
             else:
                 self._ledger_step(decision_id, action)
@@ -299,7 +303,7 @@ class Reconciler:
             if action.kind == "break_fix":
                 outcome = self._break_fix(action, outcome, "ctl-%s" % decision_id)
             else:
-                outcome = self.launcher.settle(action, outcome)
+                outcome = self.launcher.settle(action, outcome, run_id="ctl-%s" % decision_id)
             if action.kind == "admit" and outcome == "ok":
                 records.release_members(self.ledger, action.nodes)
             self.journal.outcome(decision_id, outcome)

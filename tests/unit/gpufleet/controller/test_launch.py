@@ -18,6 +18,18 @@ def test_bringups_of_one_pass_run_together_with_good_nodes_as_fabric_peers(ledge
     assert [d["outcome"] for d in records.decisions(ledger)] == ["ok", "ok"]
 
 
+def test_a_node_parked_in_the_same_pass_is_never_offered_as_a_fabric_peer(ledger, make_reconciler):
+    park = Action(kind="park", pool="lab", nodes=("n3",), reason="hot 2 above floor 1")
+    rec, runs, _p = make_reconciler([bringup("n1"), park])     # the bring-up launches first
+    views = (NodeView("n1", "lab", "cold", ""), NodeView("n3", "lab", "hot", "hot"),
+             NodeView("n4", "lab", "hot", "hot"))
+    rec.read_world = lambda now=None: World((), (), (), views)
+    rec.once()
+    rec.drain()
+    extra, = [extra for playbook, extra, _r in runs.calls if playbook == "bringup"]
+    assert extra["gpufleet_fabric_peers"] == ["n4"]
+
+
 def test_a_node_day2_suspects_is_never_offered_as_a_fabric_peer(ledger, make_reconciler):
     """Lab: a hot node a health checker had just drained (a slow HCA; its signal not yet
     persisted) was the fabric peer of a healthy node's bring-up: both failed the fabric phase."""
@@ -51,6 +63,32 @@ def test_each_decision_of_a_batch_gets_its_own_nodes_outcome(ledger, make_reconc
     outcomes = {d["nodes"][0]: d["outcome"] for d in records.decisions(ledger)}
     assert outcomes["n1"] == "ok"
     assert outcomes["n2"].startswith("failed: n2 is failed (gpu phase: GPU 3 FAULTY")
+
+
+def test_a_node_its_run_dropped_unreachable_is_recorded_failed_not_left_validating(ledger, make_reconciler):
+    """Ansible drops an unreachable host without its rescue, and when that was every target it
+    ends the run before the playbook's last play can record it: the controller records it."""
+    class Dropped(Runs):
+        def __call__(self, playbook, extravars, run_id):
+            self.calls.append((playbook, extravars, run_id))
+            led = records.open_ledger(self.ledger_path)
+            for target in ("enrolled", "inspected", "imaging", "configuring", "validating"):
+                led.transition("n1", target, "fake-run", "bring-up " + target)
+            for target in ("enrolled", "inspected", "imaging", "failed"):   # n2: its rescue recorded it
+                led.transition("n2", target, "fake-run", "gpu phase: GPU 3 FAULTY")
+            led.close()
+            return "failed", 4
+    rec, _runs, _p = make_reconciler([bringup("n1"), bringup("n2")], runs=Dropped())
+    rec.once()
+    rec.drain()
+    n1, n2 = ledger.get("n1"), ledger.get("n2")
+    assert n1["state"] == "failed"
+    assert n1["reason"].startswith("n1 stopped answering while validating: its bringup run ended without recording "
+                                   "it (Ansible dropped it as unreachable; failed: playbook failed (rc=4)"), n1
+    assert (n2["state"], n2["reason"]) == ("failed", "gpu phase: GPU 3 FAULTY")    # recorded already: untouched
+    outcomes = {d["nodes"][0]: d["outcome"] for d in records.decisions(ledger)}
+    assert outcomes["n1"].startswith("failed: n1 is failed (n1 stopped answering while validating")
+    assert [h["run_id"] for h in ledger.history("n1")][-1].startswith("ctl-")
 
 
 def test_expected_states():

@@ -1,4 +1,6 @@
 """The day-2 stage wired into the reconcile pass: recorded decisions, playbooks, restarts."""
+import time
+
 from gpufleet.controller import records
 from gpufleet.controller.loop import action_of
 from gpufleet.controller.slurm_json import SlurmNode
@@ -44,6 +46,35 @@ def test_a_persisting_health_checker_drain_is_drained_recycled_and_readmitted(le
     assert runs.calls[2][0] == "admit" and ledger.get("n1")["state"] == "joined"
     rec.once()
     assert len(records.decisions(ledger)) == 3          # the case is closed
+
+
+def test_a_node_lent_as_a_recycles_fabric_peer_is_not_parked_until_the_recycle_ends(ledger, make_reconciler):
+    """Lab (CI, slow_hca): the planner parked a recycle's fabric peer while its gate ran; the
+    gate's iperf3 server went with it and the recycled node was left validating."""
+    from gpufleet.capacity.model import Action
+    in_service(ledger)
+    rec, runs, planning = make_reconciler(source=FakeSource(nodes={"n1": NHC}), runs=Runs())
+    for _ in range(3):
+        rec.once()
+        rec.drain()
+    rec.source = FakeSource(nodes={"n1": SlurmNode("n1", "IDLE", ("DRAIN",), reason="gpufleet:day2: x")})
+    planning.actions = [Action(kind="park", pool="lab", nodes=("n2",), reason="hot 1 above floor 0")]
+    runs.gate.clear()                       # the recycle's run stays in flight
+    rec.once()                              # the recycle starts with n2 as its peer; n2's park waits
+    rec.once()
+    for _ in range(500):                    # the run's thread records its call when it starts
+        if len(runs.calls) == 2:
+            break
+        time.sleep(0.01)
+    assert [c[0] for c in runs.calls] == ["drain", "recycle"]
+    assert runs.calls[1][1]["gpufleet_fabric_peers"] == ["n2"]
+    assert rec.actuator.lent_peers() == {"n2"}
+    runs.gate.set()
+    rec.drain()
+    rec.once()                              # the recycle ended: n2 is no one's peer (n1 is readmitted)
+    rec.drain()
+    assert [c[0] for c in runs.calls] == ["drain", "recycle", "admit", "park"], runs.calls
+    assert rec.actuator.lent_peers() == set()
 
 
 def test_a_recycle_short_of_peers_is_recorded_not_started_once(ledger, make_reconciler):
