@@ -31,24 +31,29 @@ if os.environ.get("GPUFLEET_CI"):
     _hypothesis_settings.load_profile("ci")
 
 
-# `make test` runs on two pytest-xdist workers (``-n 2``), whole groups at a time. Tests that
-# share the lab (its containers, build/lab, the lab image under build/images) form one group: one
-# worker runs them all, in file order, as a single process did (the controller scenarios build
-# on each other's state). Molecule's scenarios reuse container names across its plain, systemd
-# and Kubernetes drivers: a second group. Every other file is a group of its own (its tests
-# share module fixtures and counters, e.g. the property tests' "inputs tried").
+# `make test` runs on two pytest-xdist workers (``-n 2``), whole groups at a time. The tests
+# that use the lab (its containers, BMCs and Slurm, build/lab, the lab image under
+# build/images) form one group: one worker runs them all, in file order, as a single process
+# did (the controller scenarios build on each other's state). Molecule's scenarios reuse
+# container names across its plain, systemd and Kubernetes drivers: a second group. Every
+# other file is a group of its own (its tests share module fixtures and counters, e.g. the
+# property tests' "inputs tried"). Files under the lab's folders that say "without the lab"
+# run beside it.
 # A scheduler of our own, not xdist's ``--dist loadgroup``: with pytest 9.2 its ``xdist_group``
 # marks group nothing (xdist 3.8 renames ``item._nodeid``, which pytest 9.2 no longer reads).
-XDIST_GROUPS = {"controller": "lab", "faults": "lab", "gate": "lab", "image": "lab", "lab": "lab",
-                "roles": "molecule"}
+LAB_TESTS = ("tests/integration/controller/", "tests/integration/lab/",
+             "tests/integration/faults/test_node_faults.py", "tests/integration/gate/test_gate_lab.py",
+             "tests/integration/image/test_lab_build.py")
 
 
 def xdist_group_of(nodeid):
     """The group a test runs in: 'lab', 'molecule' or its file's path."""
     path = nodeid.split("::")[0]
-    parts = path.split("/")
-    shared = parts[2] if parts[:2] == ["tests", "integration"] and len(parts) > 2 else None
-    return XDIST_GROUPS.get(shared, path)
+    if path.startswith(LAB_TESTS):
+        return "lab"
+    if path.startswith("tests/integration/roles/"):
+        return "molecule"
+    return path
 
 
 @pytest.hookimpl(tryfirst=True)

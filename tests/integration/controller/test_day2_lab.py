@@ -13,8 +13,9 @@ nodes and a controller running (lab["controller"]). The lab policy's day2 sectio
    hot node is resumed for the job in the pass that detects it, the job (requeued as its own
    restart logic would) starts again, the failed node is recycled behind it. The timestamps
    (fault, detection, replacement schedulable, job running again) are printed for
-   docs/benchmarks.md, never asserted. Opt-in (GPUFLEET_DAY2_REPLACE=1) for CI's wall time;
-   run with -s to see the timings.
+   docs/benchmarks.md, never asserted; run with -s to see them. The gang path is part of
+   `make test`; the bind path (a -N2 job Slurm started by itself) is opt-in
+   (GPUFLEET_DAY2_REPLACE=1) for CI's wall time.
 
 Run under the lab lock, after the capacity module (it builds the state these start from):
   flock /tmp/gpufleet-lab.lock .venv/bin/python -m pytest tests/integration/controller
@@ -244,7 +245,6 @@ def _replace_then_repair(job_id, members, gang):
     assert steps[0] == ("drain", "ok") and ("recycle", "ok") in steps, steps
 
 
-@REPLACE_OPT_IN
 def test_a_failed_member_of_a_running_job_is_replaced_from_the_hot_tier_then_repaired(lab):
     _controller(lab)
     _no_open_case()
