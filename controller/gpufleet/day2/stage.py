@@ -211,6 +211,10 @@ def decide(rows, views, jobs, pools, tracks, cases, busy, now, extra_signals=(),
     sizes = {p: sum(1 for v in views.values() if v.pool == p) for p in pools}
     chosen = budget.select(candidates, {p: r.day2.budget for p, r in pools.items()}, sizes, out_now)
     notes = ["held %s: %s" % (c.node, reason) for c, reason in chosen.held]
+    # A track has done its work once its node's case is open (now or before): dropped, so a
+    # repaired node is not suspect for the rest of the window on the signal it was repaired for.
+    acted = set(cases) | {c.node for c in chosen.start}
+    new_tracks = {key: track for key, track in new_tracks.items() if key[0] not in acted}
     # Day-2 holds its cases; a node a person drained is no supply for the planner either (a
     # resume would undo the person's drain).
     claimed = set(cases) | {c.node for c in chosen.start} | {o.node for o in found.operator}

@@ -67,6 +67,16 @@ def test_a_suspect_node_stays_no_supply_between_readings_until_its_track_ends():
     assert (drain.kind, drain.nodes) == ("drain", ("n2",))
 
 
+def test_a_track_ends_when_its_node_is_drained_so_the_repaired_node_is_not_suspect_after():
+    first = run([NHC])
+    assert any(key[0] == "n1" for key in first.tracks)
+    drained = run([NHC], tracks=first.tracks, now=NOW + 10)
+    assert [a.kind for a in drained.actions] == ["drain"]
+    assert not any(key[0] == "n1" for key in drained.tracks)     # acted on: its work is done
+    # the case closed (readmitted), no signal since: supply again at once, not after the window
+    assert "n1" not in run([], tracks=drained.tracks, now=NOW + 200).claimed
+
+
 def test_operator_drains_and_our_own_holds_are_left_alone():
     rows = [("n1", "IDLE+DRAIN", "rack move, ticket 42", None), ("n2", "IDLE+DRAIN", "", None),
             ("n3", "IDLE+DRAIN", "gpufleet:hold: idle", None)]
