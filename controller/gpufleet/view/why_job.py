@@ -1,9 +1,12 @@
 """``why JOB``: the lowest layer that keeps a job from running, with its evidence.
 
-Order: L4 when the job runs; L1 when the pool cannot supply the nodes at all (no pool, too
-few owned, too many unavailable); L3 when enough idle schedulable nodes exist (Slurm's own
-reason decides); otherwise L2 (nodes exist but are not ready yet).
+Order: L4 when the job runs; for a job whose failed member day-2 replaced (replace, then
+repair: ``gpufleet.day2.bindings``), L2 while the controller binds it to its replacement's
+reservation and L3 once it waits there for Slurm; L1 when the pool cannot supply the nodes at
+all (no pool, too few owned, too many unavailable); L3 when enough idle schedulable nodes exist
+(Slurm's own reason decides); otherwise L2 (nodes exist but are not ready yet).
 """
+from gpufleet.day2 import bindings
 from gpufleet.view import slurm_reasons
 from gpufleet.view.answer import Answer, duration
 from gpufleet.view.seam import by_node
@@ -90,6 +93,32 @@ def _scheduling_answer(job, pool, fit, extra):
                   {"pool": pool.name, "reason": job.reason, "nodes_that_fit": [n["node"] for n in fit]})
 
 
+def _replacement_answer(inputs, job, extra):
+    """The answer for a pending job whose failed member was replaced, or None: day-2 reserved
+    its surviving nodes and a spare for it; the planner leaves it alone until the bind ran."""
+    replacements = bindings.fold(inputs.decisions)
+    item = next((r for r in sorted(replacements.values(), key=lambda r: r.reservation, reverse=True)
+                 if r.job_id == str(job.job_id)), None)
+    if item is None:
+        return None
+    details = {"reservation": item.reservation, "nodes": list(item.nodes), "replacement": list(item.spare)}
+    reserved = "reservation %s: its surviving nodes and its replacement %s (%s)" % (
+        item.reservation, ",".join(item.spare), ",".join(item.nodes))
+    if job.job_id in bindings.awaiting_bind(replacements, (job,)):
+        step = "in flight" if item.bound else "due on the controller's next pass"
+        return Answer(job.job_id, "job", "L2", True,
+                      "a member of this job failed and was replaced: the controller binds the job to its "
+                      "replacement's reservation (bind %s)" % step,
+                      (reserved, "the planner does not provision for the job meanwhile",
+                       _slurm_line(job, extra)[1]), dict(details, bind=step))
+    if job.reservation == item.reservation:
+        return Answer(job.job_id, "job", "L3", True,
+                      "bound to its replacement's reservation; Slurm holds the job: %s"
+                      % slurm_reasons.explain(job.reason or "None")[1],
+                      (reserved, _slurm_line(job, extra)[1]), dict(details, reason=job.reason))
+    return None     # its bind is over (failed, or the reservation is gone): the planner's again
+
+
 def why_job(inputs, job_id):
     """The Answer for one job (``LookupError`` when Slurm does not list it)."""
     job = find_job(inputs, job_id)
@@ -100,6 +129,9 @@ def why_job(inputs, job_id):
     extra = inputs.job_extra.get(str(job.job_id), {})
     if job.state == "RUNNING":
         return _running(inputs, job, extra)
+    replaced = _replacement_answer(inputs, job, extra)
+    if replaced:
+        return replaced
     if not job.pool or inputs.pool(job.pool) is None:
         return Answer(job.job_id, "job", "L1", True,
                       "no pool can serve this job (partition %s, features %s): it is never "

@@ -129,3 +129,29 @@ def test_a_node_past_the_pools_median_is_called_out_not_given_zero_left():
     text, record = node_progress(node, {"validating": [600.0, 900.0]}, T0 + 3600)
     assert text == "n9 validating for 1h00m, longer than usual: check the node (median of 2 measured validating stays: 750 s)"
     assert record["expected_seconds_left"] == 0.0
+
+
+def test_a_replaced_members_job_is_l2_while_it_is_bound_then_l3_waiting_in_its_reservation():
+    """Replace, then repair (docs/day2.md): once the job is requeued, the controller binds it to
+    the reservation of its surviving node and the spare; the planner leaves it alone meanwhile."""
+    resume = {"action": "resume", "pool": "h100", "nodes": ["n1"], "job": "110", "outcome": "ok", "at": T0 + 3.9 * H,
+              "demand": {"action": {"day2": True, "reservation": "110@1", "reserve_nodes": ["n2", "n1"]}}}
+    bind = dict(resume, action="bind", outcome=None, at=T0 + 3.95 * H)
+    pending = Job("110", 2, 8, "gpu", state="PENDING", reason="BeginTime", pool="h100")
+
+    due = _ask(pending, decisions=(resume,))
+    assert (due.layer, due.blocking, exit_code(due)) == ("L2", True, 12)
+    assert due.summary.endswith("(bind due on the controller's next pass)")
+    assert due.evidence[0] == ("reservation 110@1: its surviving nodes and its replacement n1 (n2,n1)")
+    assert due.details == {"reservation": "110@1", "nodes": ["n2", "n1"], "replacement": ["n1"],
+                           "bind": "due on the controller's next pass"}
+    assert _ask(pending, decisions=(resume, bind)).details["bind"] == "in flight"
+
+    bound = Job("110", 2, 8, "gpu", state="PENDING", reason="BeginTime", pool="h100", reservation="110@1")
+    waiting = _ask(bound, decisions=(resume, dict(bind, outcome="ok")))
+    assert (waiting.layer, exit_code(waiting)) == ("L3", 13)
+    assert waiting.summary.startswith("bound to its replacement's reservation; Slurm holds the job: ")
+    assert waiting.evidence[1].startswith("Slurm's reason: BeginTime")
+    # the bind failed: the job is the planner's again, answered as any pending job
+    assert "reservation" not in _ask(pending, decisions=(resume, dict(bind, outcome="failed: rc 1"))).details
+    assert "reservation" not in _ask(pending).details
