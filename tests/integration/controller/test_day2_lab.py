@@ -263,22 +263,37 @@ def test_a_job_slurm_started_by_itself_gets_its_replacement_bound_once_requeued(
     """The `bind` path: a multi-node job Slurm starts on idle joined nodes by itself (no gang, no
     reservation). Two one-node jobs running at once take two unreserved nodes (idle ones, or
     hot ones the planner resumes plainly); once they end, both are idle and joined until the
-    pool's idle time parks them, and a -N2 job submitted then starts on them at once. The
-    gang scenario's reservation must be gone first (PURGE_COMP: a minute after its job): its
-    nodes serve no other job meanwhile (this scenario's first run, 2026-11-27, waited on them)."""
+    pool's idle time parks them. The controller is stopped while the -N2 job is submitted: in
+    the run of 2026-11-27 11:57 UTC a pass came between the submit and Slurm's placement and the
+    planner admitted the job as a gang (a reservation), which is the other path. The gang
+    scenario's reservation must be gone first (PURGE_COMP: a minute after its job): its nodes
+    serve no other job meanwhile (this scenario's first run, 2026-11-27, waited on them)."""
     _controller(lab)
     _no_open_case()
     demo.wait_for("no reservation left in Slurm", lambda: "No reservations" in demo.slurm(
         "scontrol", "show", "reservation"), 300, poll=2)
-    singles = [_submit_requeueable(1, "replace-warm-%d" % i, wrap="sleep 30") for i in (1, 2)]
-    demo.wait_for("both one-node jobs running at once", lambda: all(_running(j) for j in singles), 600, poll=1)
-    demo.wait_for("both one-node jobs done", lambda: all(demo.job(j)["state"] in ("COMPLETED", "GONE")
-                                                         for j in singles), 600, poll=1)
+    singles, idle = [], []
+    for _attempt in range(3):
+        batch = [_submit_requeueable(1, "replace-warm-%d" % i, wrap="sleep 30") for i in (1, 2)]
+        singles += batch
+        demo.wait_for("both one-node jobs running at once", lambda: all(_running(j) for j in batch), 600, poll=1)
+        demo.wait_for("both one-node jobs done", lambda: all(demo.job(j)["state"] in ("COMPLETED", "GONE")
+                                                             for j in batch), 600, poll=1)
+        lab["controller"].stop()
+        idle = [line.split("|")[0] for line in demo.slurm("sinfo", "-h", "-N", "-o", "%N|%T").splitlines()
+                if line.endswith("|idle")]
+        if len(idle) >= 2:
+            break
+        lab["controller"] = start_controller()      # parked meanwhile: warm two nodes again
+    assert len(idle) >= 2, "no two idle joined nodes after three tries: %s" % idle
     job_id = _submit_requeueable(2, "replace-bind")
     try:
-        members = demo.wait_for("job %s running" % job_id, lambda: _running(job_id), 60, poll=1)["nodes"]
+        try:
+            members = demo.wait_for("job %s running" % job_id, lambda: _running(job_id), 60, poll=1)["nodes"]
+        finally:
+            lab["controller"] = start_controller()
         assert demo.slurm("squeue", "-h", "-j", job_id, "-o", "%v").strip() == "(null)", \
-            "job %s runs in a reservation: the planner admitted it as a gang, not the case this test needs" % job_id
+            "job %s runs in a reservation: not the case this test needs" % job_id
         _replace_then_repair(job_id, members, gang=False)
     finally:
         demo.slurm("scancel", job_id, *singles)
