@@ -227,18 +227,27 @@ class Reconciler:
         busy, lent = self.actuator.busy_nodes(), self.actuator.lent_peers()
         to_run, started = [], []
         # Slurm's own power-saving requests first: Slurm already waits on those nodes.
-        requests = [a for path, req in self._spool_requests() for a in spool.actions_for(
+        asked = [(path, req, a) for path, req in self._spool_requests() for a in spool.actions_for(
             req, {v.node: v.state for v in views}, {v.node: v.pool for v in views}.get)]
+        requests = [a for _path, _req, a in asked]
+        waiting = {}   # id(request action) -> (path, request): kept in the spool when not started now
+        for path, req, a in asked:
+            waiting[id(a)] = (path, req)
+        kept = {}      # path -> (request, nodes whose actions wait for a node free of other work)
         # the rollout's canaries and phase are written before its steps are recorded: a restarted
         # controller keeps the canaries it chose (docs/day2.md)
         mine = rollouts.apply_updates(self, world)
         planned = [self._with_record(a) for a in plan.actions]
         for action in list(world.day2.actions) + mine + requests + planned:
             machine = not _ledger_only(action)
-            if machine and busy.intersection(action.nodes):
-                continue   # never two machine actions on one node at once
-            if machine and action.kind in DISTURBS_PEERS and lent.intersection(action.nodes):
-                continue   # a fabric peer of a run in flight stays up until that run ends
+            if machine and (busy.intersection(action.nodes) or
+                            (action.kind in DISTURBS_PEERS and lent.intersection(action.nodes))):
+                # never two machine actions on one node at once, and a fabric peer of a run in
+                # flight stays up until that run ends; Slurm's request waits in the spool
+                if id(action) in waiting:
+                    path, req = waiting[id(action)]
+                    kept.setdefault(path, (req, []))[1].extend(action.nodes)
+                continue
             decision_id = self.journal.intent(action, jobs, views, now)
             if getattr(action, "blocked", ""):
                 self._say("not started %s %s %s: %s" % (decision_id, action.kind, ",".join(action.nodes),
@@ -253,7 +262,7 @@ class Reconciler:
             else:
                 self._ledger_step(decision_id, action)
         self.launcher.launch(to_run, {v.node: v for v in world.supply})
-        self._spool_done()
+        self._spool_done(kept)
         return PassResult(plan=plan, started=started, finished=finished, jobs=jobs, nodes=views)
 
     def _with_record(self, action):
@@ -275,8 +284,21 @@ class Reconciler:
                 continue
             yield path, request
 
-    def _spool_done(self):
+    def _spool_done(self, kept=None):
+        """Delete the requests whose decisions are recorded. A request with nodes not started
+        this pass (busy) stays: whole when none started, else rewritten with just those nodes
+        (written before the old one goes, so a crash between loses no node)."""
+        kept = kept or {}
         for path in getattr(self, "_taken", ()):
+            if path in kept:
+                req, nodes = kept[path]
+                if set(nodes) >= set(req["nodes"]):
+                    continue
+                try:
+                    spool.submit(self.spool_dir, req["kind"], ",".join(sorted(set(nodes))), clock=self.clock)
+                except ControllerError as exc:
+                    self._say("spool: keeping %s whole: %s" % (path, exc))
+                    continue
             spool.done(path)
         self._taken = []
 

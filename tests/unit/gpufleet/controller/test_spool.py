@@ -52,3 +52,33 @@ def test_the_loop_records_and_runs_a_spooled_resume_then_removes_it(tmp_path, le
     assert runs.calls[0][1]["gpufleet_bringup_hold"] is False
     assert spool.pending(str(tmp_path / "spool")) == []
     assert json.dumps(decision["demand"]["action"]["target_tier"]) == '"joined"'
+
+
+def test_a_request_on_a_busy_node_waits_in_the_spool_and_only_its_waiting_nodes_stay(tmp_path, ledger, make_reconciler):
+    """A suspend for n1 (a recycle's fabric peer in flight) and n3 (free): n3 is parked now,
+    n1's part stays in the spool until the recycle ends; before, the whole request was deleted
+    and Slurm believed n1 suspended while it ran."""
+    from gpufleet.day2.model import Day2Action
+    for node in ("n1", "n2", "n3"):
+        for target in ("enrolled", "inspected", "imaging", "configuring", "validating", "ready", "hot"):
+            ledger.transition(node, target, "test", "setup")
+    folder = str(tmp_path / "spool")
+    rec, runs, _p = make_reconciler()
+    rec.spool_dir = folder
+    runs.gate.clear()                                   # the recycle stays in flight
+    recycle = Day2Action("recycle", "lab", ("n2",), "drained", peers=("n1",))
+    rec.launcher.launch([(rec.journal.intent(recycle, (), (), 1000.0), recycle)], {})
+    spool.submit(folder, "suspend", "n1,n3")
+    rec.once()
+    parks = [d for d in records.decisions(ledger) if d["action"] == "park"]
+    assert [d["nodes"] for d in parks] == [["n3"]]
+    (_path, left), = spool.pending(folder)
+    assert (left["kind"], left["nodes"]) == ("suspend", ["n1"])
+    rec.once()                                          # still lent: the request is kept as it is
+    assert [r["nodes"] for _p, r in spool.pending(folder)] == [["n1"]]
+    runs.gate.set()
+    rec.drain()
+    rec.once()
+    rec.drain()
+    assert [d["nodes"] for d in records.decisions(ledger) if d["action"] == "park"] == [["n3"], ["n1"]]
+    assert spool.pending(folder) == []
