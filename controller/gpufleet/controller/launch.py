@@ -101,8 +101,12 @@ class Launcher:
 
     def _peers(self, pool, nodes, views):
         busy, fabric_set = self.actuator.busy_nodes() | self._launching, self._fabric_set(nodes)
-        return sorted(n for n, v in views.items() if v.pool == pool and v.tier in _PEER_TIERS
-                      and n not in nodes and n not in busy and self.fabric_set_of(n) == fabric_set)
+        lent = self.actuator.lent_peers()
+        # the playbook borrows peers in this order: nodes lent to no other run first (a run's
+        # fabric phase stops the iperf3 server on its first peer when done)
+        return sorted((n for n, v in views.items() if v.pool == pool and v.tier in _PEER_TIERS
+                       and n not in nodes and n not in busy and self.fabric_set_of(n) == fabric_set),
+                      key=lambda n: (n in lent, n))
 
     def settle(self, action, outcome, run_id=None):
         """The decision's outcome from its own nodes: a batch run fails when any member fails.

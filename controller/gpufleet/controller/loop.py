@@ -168,7 +168,7 @@ class Reconciler:
         world.day2 = stage.decide(rows, world.nodes, world.raw, self.planning.pools(), self._tracks, world.cases,
                                   self.actuator.busy_nodes(), now, extra_signals=signals,
                                   fabric=inventory.fabric_places(self.hosts), also_out=also_out,
-                                  replacements=bindings.fold(window))
+                                  replacements=bindings.fold(window), lent=self.actuator.lent_peers())
         if commit:
             if world.day2.tracks != self._tracks:
                 records.save_tracks(self.ledger, world.day2.tracks)

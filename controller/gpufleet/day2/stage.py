@@ -94,12 +94,12 @@ def _fabric_of(node, pool, fabric):
     return fabric_set or "pool:%s" % pool, rack or ""
 
 
-def _peer_pick(node, pool, views, claimed, busy, rules, now, fabric):
+def _peer_pick(node, pool, views, claimed, busy, rules, now, fabric, lent=()):
     nodes = [peers.PeerNode(v.node, *_fabric_of(v.node, pool, fabric),
                             v.tier if v.node not in claimed or v.node == node else UNAVAILABLE,
                             gate_valid(v.gate_passed_at, rules.gate_validity, now), v.jobs)
              for v in views.values() if v.pool == pool]
-    return peers.pick_peers(node, nodes, count=1, exclude=set(busy) | set(claimed))
+    return peers.pick_peers(node, nodes, count=1, exclude=set(busy) | set(claimed), shared=lent)
 
 
 def _reservation_for(job, now):
@@ -160,14 +160,14 @@ def _replacements(failed, jobs, views, claimed, busy, now):
     return actions, taken
 
 
-def _case_action(open_case, step, views, claimed, busy, rules, now, fabric=None):
+def _case_action(open_case, step, views, claimed, busy, rules, now, fabric=None, lent=()):
     case = open_case.case
     if step.kind == "requeue":
         return Day2Action("requeue", case.pool, (case.node,), step.reason, jobs=step.jobs)
     if step.kind == "drain":
         return Day2Action("drain", case.pool, (case.node,), step.reason)
     if step.kind == "recycle":
-        pick = _peer_pick(case.node, case.pool, views, claimed, busy, rules, now, fabric)
+        pick = _peer_pick(case.node, case.pool, views, claimed, busy, rules, now, fabric, lent)
         if not pick.ok:
             return Day2Action("recycle", case.pool, (case.node,), step.reason,
                               blocked="too few fabric peers: %s" % pick.reason)
@@ -184,14 +184,15 @@ def _case_action(open_case, step, views, claimed, busy, rules, now, fabric=None)
 
 
 def decide(rows, views, jobs, pools, tracks, cases, busy, now, extra_signals=(),
-           checker_prefixes=(), fabric=None, also_out=None, replacements=None):
+           checker_prefixes=(), fabric=None, also_out=None, replacements=None, lent=()):
     """rows: (node, state, reason, reason_time) from Slurm; views: NodeViews; jobs: Jobs;
     pools: {pool: capacity Pool policy}; tracks: the last pass's persistence state; cases:
     {node: OpenCase}; busy: nodes with a machine action in flight; extra_signals: Signals
     from elsewhere (Redfish); fabric: {node: (fabric set, rack)} from the inventory (missing:
     the pool is the fabric set); also_out: {pool: nodes out for rollout or renewal work},
     spent from the same budget (gpufleet.day2.rollout_stage); replacements: the open ones
-    (gpufleet.day2.bindings.fold), whose jobs are bound once pending again. -> Day2Pass."""
+    (gpufleet.day2.bindings.fold), whose jobs are bound once pending again; lent: nodes lent
+    as fabric peers to runs in flight (a recycle picks them last). -> Day2Pass."""
     views = {v.node: v for v in views if v.pool in pools}
     cases = {n: c for n, c in cases.items() if c.case.pool in pools}
     found = detect.slurm_signals(list(_watched_rows(rows, views, cases)), now, checker_prefixes)
@@ -240,7 +241,7 @@ def decide(rows, views, jobs, pools, tracks, cases, busy, now, extra_signals=(),
         case = replace(open_case.case, jobs=running.get(node, ()))
         target = _target_tier(node, case.pool, views, claimed, rules)
         step = repair.next_step(case, rules.day2, now, target)
-        action = _case_action(open_case, step, views, claimed, busy, rules, now, fabric)
+        action = _case_action(open_case, step, views, claimed, busy, rules, now, fabric, lent)
         if action is None:
             notes.append("%s %s: %s" % (node, case.phase, step.reason))
         elif action.blocked and "%s %s" % (NOT_STARTED, action.blocked) == open_case.not_started:

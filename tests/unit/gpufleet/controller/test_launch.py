@@ -30,6 +30,22 @@ def test_a_node_parked_in_the_same_pass_is_never_offered_as_a_fabric_peer(ledger
     assert extra["gpufleet_fabric_peers"] == ["n4"]
 
 
+def test_a_node_lent_to_a_run_in_flight_is_offered_last(ledger, make_reconciler):
+    from gpufleet.day2.model import Day2Action
+    rec, runs, _p = make_reconciler([bringup("n1")])
+    views = (NodeView("n1", "lab", "cold", ""), NodeView("n3", "lab", "hot", "hot"),
+             NodeView("n4", "lab", "hot", "hot"))
+    rec.read_world = lambda now=None: World((), (), (), views)
+    runs.gate.clear()                                     # a recycle of n2 with n3 as its peer runs
+    recycle = Day2Action("recycle", "lab", ("n2",), "drained", peers=("n3",))
+    rec.launcher.launch([(rec.journal.intent(recycle, (), (), 1000.0), recycle)], {})
+    rec.once()
+    runs.gate.set()
+    rec.drain()
+    extra, = [extra for playbook, extra, _r in runs.calls if playbook == "bringup"]
+    assert extra["gpufleet_fabric_peers"] == ["n4", "n3"]
+
+
 def test_a_node_day2_suspects_is_never_offered_as_a_fabric_peer(ledger, make_reconciler):
     """Lab: a hot node a health checker had just drained (a slow HCA; its signal not yet
     persisted) was the fabric peer of a healthy node's bring-up: both failed the fabric phase."""

@@ -354,3 +354,13 @@ def test_a_fabric_set_without_a_free_known_good_peer_blocks_the_recycle_and_name
 def test_without_fabric_sets_the_pool_is_the_fabric_set():
     action = recycle_peers(None)
     assert action.peers == ("n2",) and "fabric set 'pool:lab'" in action.reason
+
+
+def test_a_recycle_picks_a_peer_lent_to_another_run_in_flight_last():
+    def peers(lent):
+        action, = decide([], FABRIC_VIEWS, (), pool(), {}, LONE, set(), NOW, lent=lent).actions
+        return action.peers
+    assert peers(set()) == ("n2",)
+    assert peers({"n2"}) == ("n3",)
+    assert peers({"n2", "n3"}) == ("n4",)        # an idle joined one not lent, before a lent hot one
+    assert peers({"n2", "n3", "n4"}) == ("n2",)  # all lent: shared rather than blocked (hot first)
