@@ -63,7 +63,8 @@ def plan(reconciler, world, now, book):
     variables; a step not started for the same reason as last time is said once, not recorded."""
     passed = rollout_stage.decide(world.rollouts, world.nodes, world.raw, reconciler.planning.pools(), book,
                                   day2_out(world), world.day2.claimed, reconciler.actuator.busy_nodes(), now,
-                                  fabric=inventory.fabric_places(reconciler.hosts))
+                                  fabric=inventory.fabric_places(reconciler.hosts),
+                                  lent=reconciler.actuator.lent_peers())
     actions = []
     for action in passed.actions:
         action = _with_image(action, reconciler.catalogue)

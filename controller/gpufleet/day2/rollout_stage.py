@@ -77,9 +77,10 @@ def _extra(rollout_id, role, version, gate_profile, back_to, revalidate=False):
 class _Pass:
     """Working state of one stage run (actions, updates, room left per pool)."""
 
-    def __init__(self, views, pools, room, held, busy, running, now, fabric=None):
+    def __init__(self, views, pools, room, held, busy, running, now, fabric=None, lent=()):
         self.views, self.pools, self.room, self.held = views, pools, room, set(held)
         self.busy, self.running, self.now, self.fabric = busy, running, now, fabric
+        self.lent = lent     # fabric peers lent to runs in flight: picked last
         self.actions, self.updates, self.notes = [], [], []
 
     def start(self, node, pool, role, version, gate_profile, rollout_id, why, revalidate=False):
@@ -97,7 +98,8 @@ class _Pass:
         action = RolloutAction(kind, pool, (node,), why, target_tier=target_tier, rollout=dict(extra))
         if kind == "recycle":
             rules = self.pools[pool]
-            pick = _peer_pick(node, pool, self.views, self.held | {node}, self.busy, rules, self.now, self.fabric)
+            pick = _peer_pick(node, pool, self.views, self.held | {node}, self.busy, rules, self.now, self.fabric,
+                              self.lent)
             action = replace(action, peers=pick.peers, reason="%s (%s)" % (why, pick.reason)) if pick.ok else \
                 replace(action, blocked="too few fabric peers: %s" % pick.reason)
         self.actions.append(action)
@@ -247,17 +249,18 @@ def out_by_pool(book):
     return out
 
 
-def decide(records, views, jobs, pools, book, day2_out, held, busy, now, fabric=None):
+def decide(records, views, jobs, pools, book, day2_out, held, busy, now, fabric=None, lent=()):
     """records: unfinished rollouts (ledger rows); views: NodeViews; jobs: Jobs; pools: {pool:
     Pool policy}; book: rollout_book.Book; day2_out: {pool: nodes out for repair, counted
     first}; held: nodes the repair stage holds; busy: machine actions in flight; fabric:
-    {node: (fabric set, rack)} for the recycle's peers (as the repair stage). -> RolloutPass."""
+    {node: (fabric set, rack)} for the recycle's peers (as the repair stage); lent: nodes lent as
+    fabric peers to runs in flight (picked last). -> RolloutPass."""
     views = {v.node: v for v in views if v.pool in pools}
     sizes = {p: sum(1 for v in views.values() if v.pool == p) for p in pools}
     open_by_pool = out_by_pool(book)
     room = {p: budget.allowed(r.day2.budget, sizes[p]) - day2_out.get(p, 0) - open_by_pool.get(p, 0)
             for p, r in pools.items()}
-    work = _Pass(views, pools, room, set(held) | set(book.items), busy, _running_on(jobs), now, fabric)
+    work = _Pass(views, pools, room, set(held) | set(book.items), busy, _running_on(jobs), now, fabric, lent)
     for item in sorted(book.items.values(), key=lambda i: i.node):
         if item.pool in pools:
             _advance(work, item)

@@ -120,3 +120,17 @@ def test_a_canary_that_failed_its_gate_is_held_from_the_planner_while_the_rollou
     passed = decide([rollout("rolling_back", canaries=["a"])], fleet, (), pool(), book, {}, set(), set(), NOW)
     assert "a" in passed.claimed and "b" not in passed.claimed
     assert "a" not in decide([], fleet, (), pool(), book, {}, set(), set(), NOW).claimed
+
+
+def test_a_rollout_recycle_picks_a_peer_lent_to_another_run_last():
+    fleet = views({"a": (IDLE, "v1"), "b": (HOT, "v1"), "c": (HOT, "v1")})
+    item = Item("a", "p", 7, "canary", "v2", None, "joined", "draining", NOW)
+
+    def recycle(lent):
+        passed = decide([rollout(canaries=["a"])], fleet, (), pool(), Book(items={"a": item}), {}, set(), set(), NOW,
+                        lent=lent)
+        action, = [a for a in passed.actions if a.kind == "recycle"]
+        return action
+    assert recycle(set()).peers == ("b",)
+    assert recycle({"b"}).peers == ("c",)
+    assert recycle({"b", "c"}).reason.endswith("(shared with a run in flight: b))")
