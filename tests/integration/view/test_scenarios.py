@@ -40,11 +40,11 @@ class Clock:
         return self.now
 
 
-def _job(base, job_id, state, reason, count, nodes="", dependency=""):
+def _job(base, job_id, state, reason, count, nodes="", dependency="", reservation=""):
     record = copy.deepcopy(base)
     record.update(job_id=job_id, job_state=state, state_reason=reason, node_count=count, nodes=nodes,
                   dependency=dependency, partition="batch", submit_time=int(T0 + 600),
-                  start_time=int(T0 + 700) if state == "RUNNING" else 0)
+                  start_time=int(T0 + 700) if state == "RUNNING" else 0, resv_name=reservation)
     return record
 
 
@@ -57,6 +57,8 @@ def _squeue():
         _job(base, 55, "PENDING", "Resources", 2),                               # L2: gang, one validating
         _job(base, 56, "PENDING", "Dependency", 1, dependency="afterok:57"),     # L3: n3 idle
         _job(base, 57, "RUNNING", "None", 1, nodes="lab-r1n4"),                  # L4
+        _job(base, 58, "PENDING", "BeginTime", 2),                               # L2: its bind is due
+        _job(base, 59, "PENDING", "BeginTime", 2, reservation="59@1"),           # L3: bound, Slurm's delay
     ]
     return capture
 
@@ -90,6 +92,17 @@ def _ledger(path):
                   job_id="55", gang_id="55@%d" % (T0 + 610), deadline_at=T0 + 610 + 1200)
     records.record_decision(book, "ctl-test", gang, {"action": {"gang_id": gang.gang_id, "deadline_at": gang.deadline_at}},
                             {}, at=T0 + 610)
+    # Day-2 replaced a failed member of jobs 58 and 59 (replace, then repair): a spare resumed
+    # inside JOB@EPOCH on the survivor and the spare; 59's bind ran, 58's has not yet.
+    for job in ("58", "59"):
+        resume = Action("resume", "lab", ("lab-r1n3",), "replacement for a failed member of job " + job,
+                        job_id=job)
+        records.record_decision(book, "ctl-test", resume, {"action": {
+            "day2": True, "reservation": job + "@1", "reserve_nodes": ["lab-r1n4", "lab-r1n3"]}}, {},
+            outcome="ok", at=T0 + 900)
+    bind = Action("bind", "lab", ("lab-r1n3",), "job 59 is pending again", job_id="59")
+    records.record_decision(book, "ctl-test", bind, {"action": {"day2": True, "reservation": "59@1"}}, {},
+                            outcome="ok", at=T0 + 1200)
     book.close()
 
 
@@ -133,3 +146,14 @@ def test_l4_a_running_job_and_the_node_it_runs_on(tmp_path, capsys):
     assert (code, answer["layer"], answer["blocking"]) == (0, "L4", False)
     code, node = _why(tmp_path, capsys, "lab-r1n4")
     assert (code, node["layer"], node["details"]["jobs"]) == (0, "L4", ["57"])
+
+
+def test_a_replaced_members_job_l2_while_its_bind_is_due_l3_once_bound(tmp_path, capsys):
+    code, answer = _why(tmp_path, capsys, "58")
+    assert (code, answer["layer"]) == (12, "L2")
+    assert answer["summary"].endswith("(bind due on the controller's next pass)")
+    assert answer["details"]["reservation"] == "58@1" and answer["details"]["replacement"] == ["lab-r1n3"]
+    code, answer = _why(tmp_path, capsys, "59")
+    assert (code, answer["layer"]) == (13, "L3")
+    assert answer["summary"].startswith("bound to its replacement's reservation; Slurm holds the job")
+    assert answer["evidence"][1].startswith("Slurm's reason: BeginTime")
