@@ -36,21 +36,20 @@ class Launcher:
         self.clock, self.say = clock, say
         self.fabric_set_of = fabric_set_of   # node -> its fabric set name ("" = the pool's)
         self.image_vars = image_vars         # pool -> the variables installing its image ({}: the files')
-        self._launching = set()              # the nodes of the launch under way
 
     def launch(self, pairs, views):
         """Start runs for recorded (decision id, action) pairs; ``views``: node -> NodeView."""
         groups = {}
         # no node of this launch is offered as a fabric peer (a park may start after the bring-up)
-        self._launching = {n for _i, a in pairs for n in a.nodes}
+        launching = {n for _i, a in pairs for n in a.nodes}
         for decision_id, action in pairs:
             key = ((action.kind, action.pool, action.target_tier, self._fabric_set(action.nodes))
                    if action.kind in _BATCHED else decision_id)
             groups.setdefault(key, []).append((decision_id, action))
         for batch in groups.values():
-            self._start(batch, views)
+            self._start(batch, views, launching)
 
-    def _start(self, batch, views):
+    def _start(self, batch, views, launching=frozenset()):
         first = batch[0][1]
         playbook, extra = playbook_for(first)
         if not any(a.nodes for _i, a in batch):
@@ -68,7 +67,7 @@ class Launcher:
         for decision_id, action in batch:
             self._before(decision_id, action)
         if first.kind == "bringup":
-            extra["gpufleet_fabric_peers"] = self._peers(first.pool, nodes, views)
+            extra["gpufleet_fabric_peers"] = self._peers(first.pool, nodes, views, launching)
         if first.kind in ("bringup", "recycle") and not getattr(first, "image", None):
             # after a rollout the pool's image is its version, not the variable files'
             # (a rollout's own recycles carry theirs)
@@ -99,8 +98,8 @@ class Launcher:
     def _fabric_set(self, nodes):
         return self.fabric_set_of(nodes[0]) if nodes else ""
 
-    def _peers(self, pool, nodes, views):
-        busy, fabric_set = self.actuator.busy_nodes() | self._launching, self._fabric_set(nodes)
+    def _peers(self, pool, nodes, views, launching):
+        busy, fabric_set = self.actuator.busy_nodes() | launching, self._fabric_set(nodes)
         lent = self.actuator.lent_peers()
         # the playbook borrows peers in this order: nodes lent to no other run first (a run's
         # fabric phase stops the iperf3 server on its first peer when done)

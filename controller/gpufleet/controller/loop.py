@@ -230,9 +230,8 @@ class Reconciler:
         asked = [(path, req, a) for path, req in self._spool_requests() for a in spool.actions_for(
             req, {v.node: v.state for v in views}, {v.node: v.pool for v in views}.get)]
         requests = [a for _path, _req, a in asked]
-        waiting = {}   # id(request action) -> (path, request): kept in the spool when not started now
-        for path, req, a in asked:
-            waiting[id(a)] = (path, req)
+        # id(request action) -> (path, request): kept in the spool when not started now
+        waiting = {id(a): (path, req) for path, req, a in asked}
         kept = {}      # path -> (request, nodes whose actions wait for a node free of other work)
         # the rollout's canaries and phase are written before its steps are recorded: a restarted
         # controller keeps the canaries it chose (docs/day2.md)
