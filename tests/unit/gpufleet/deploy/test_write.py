@@ -1,0 +1,132 @@
+import gzip
+import hashlib
+
+import pytest
+
+from gpufleet.deploy.errors import DeployError
+from gpufleet.deploy.write import HEADER, write_image
+from tests.unit.gpufleet.deploy.disk_factory import gpt_image
+
+OLD = b"old image "  # what the disk held before: a bootable older image
+
+
+def _disk(tmp_path, size=8 << 20):
+    path = tmp_path / "disk"
+    path.write_bytes((OLD * (size // len(OLD) + 1))[:size])
+    return str(path)
+
+
+def _blocks(data, size=1 << 20):
+    return [data[i:i + size] for i in range(0, len(data), size)]
+
+
+def _sha(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+def _read(path):
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+@pytest.mark.parametrize("compressed", [False, True])
+def test_writes_the_image_and_reports_both_digests(tmp_path, compressed):
+    image = gpt_image()
+    data = gzip.compress(image, mtime=0) if compressed else image
+    disk = _disk(tmp_path)
+    seen = []
+    result = write_image(_blocks(data), disk, len(data), _sha(data), compressed=compressed,
+                         progress=lambda done, total: seen.append((done, total)))
+    written = _read(disk)
+    assert written[:len(image)] == image
+    assert result["image_bytes"] == len(image) and result["written_sha256"] == _sha(image)
+    assert result["sha256"] == _sha(data) and result["downloaded_bytes"] == len(data)
+    assert seen[-1] == (len(data), len(data))
+    # the old backup GPT area at the disk's end was wiped: no stale table for firmware to find
+    assert written[-HEADER:] == b"\0" * HEADER
+
+
+def _assert_unbootable(disk):
+    data = _read(disk)
+    assert data[:HEADER] == b"\0" * HEADER, "a failed write must leave no partition table"
+    assert data[-HEADER:] == b"\0" * HEADER
+
+
+def test_an_altered_artifact_is_written_nowhere_bootable(tmp_path):
+    image = gpt_image()
+    disk = _disk(tmp_path)
+    altered = image[:-1] + b"x"
+    with pytest.raises(DeployError, match="artifact was altered") as err:
+        write_image(_blocks(altered), disk, len(image), _sha(image))
+    assert err.value.step == "verify"
+    _assert_unbootable(disk)
+
+
+def test_a_truncated_download_is_refused_and_leaves_the_disk_unbootable(tmp_path):
+    image = gpt_image()
+    disk = _disk(tmp_path)
+    with pytest.raises(DeployError, match="truncated download"):
+        write_image(_blocks(image[:len(image) // 2]), disk, len(image), _sha(image))
+    _assert_unbootable(disk)
+
+
+def test_a_truncated_gzip_stream_is_refused(tmp_path):
+    data = gzip.compress(gpt_image(), mtime=0)
+    cut = data[:len(data) - 20]
+    with pytest.raises(DeployError, match="gzip stream ended early|truncated"):
+        write_image(_blocks(cut), _disk(tmp_path), len(cut), _sha(cut), compressed=True)
+
+
+def test_more_bytes_than_the_manifest_names_stop_the_download(tmp_path):
+    image = gpt_image()
+    disk = _disk(tmp_path)
+    with pytest.raises(DeployError, match="more than the"):
+        write_image(_blocks(image + b"extra"), disk, len(image), _sha(image))
+    _assert_unbootable(disk)
+
+
+def test_a_disk_smaller_than_the_image_is_refused(tmp_path):
+    image = gpt_image(size=8 << 20)
+    disk = _disk(tmp_path, size=4 << 20)
+    with pytest.raises(DeployError, match="larger than"):
+        write_image(_blocks(image), disk, len(image), _sha(image))
+    assert _read(disk)[:HEADER] == b"\0" * HEADER
+
+
+def test_power_lost_mid_write_leaves_no_table_and_a_rerun_converges(tmp_path):
+    image = gpt_image()
+    disk = _disk(tmp_path)
+
+    def cut_after_two_blocks():
+        for index, block in enumerate(_blocks(image)):
+            if index == 2:
+                raise DeployError("download", "connection reset (power lost)")
+            yield block
+
+    with pytest.raises(DeployError, match="power lost"):
+        write_image(cut_after_two_blocks(), disk, len(image), _sha(image))
+    _assert_unbootable(disk)
+    write_image(_blocks(image), disk, len(image), _sha(image))
+    assert _read(disk)[:len(image)] == image
+
+
+def test_a_disk_that_returns_other_bytes_fails_the_read_back(tmp_path, monkeypatch):
+    image = gpt_image()
+    disk = _disk(tmp_path)
+    import gpufleet.deploy.write as write_mod
+    real_pread = write_mod.os.pread
+
+    def rotten(fd, length, offset):
+        data = real_pread(fd, length, offset)
+        return data if offset < HEADER or not data else b"\xff" + data[1:]
+
+    monkeypatch.setattr(write_mod.os, "pread", rotten)
+    with pytest.raises(DeployError, match="read back .* differ"):
+        write_image(_blocks(image), disk, len(image), _sha(image))
+    monkeypatch.undo()
+    _assert_unbootable(disk)
+
+
+def test_a_missing_disk_names_the_hints(tmp_path):
+    with pytest.raises(DeployError, match="root-device hints"):
+        write_image([], str(tmp_path / "nope"), 1, "0" * 64)
