@@ -2,30 +2,24 @@
 
 A node powered on with its boot override on ``Cd`` and media inserted "boots the
 installer": the installer downloads the media (the signed rootfs artifact) and its
-manifest and signature from the same location, verifies them with the collection's
-``image.verify`` (signature by the trusted key, artifact sha256 and size), and only
-then writes the node's disk: the docker image the node's container starts from. An
+manifest and signature from the same location with the deploy agent's code, verifies them
+with the collection's ``image.verify`` (signature by the trusted key, artifact sha256 and
+size), and only then writes the node's disk: the docker image the node's container starts from. An
 artifact that does not verify is refused and the disk is left as it was.
 """
 import os
-import posixpath
 import shutil
 import threading
 import urllib.parse
 
-import requests
-
 from lab.twin.errors import LabError
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.errors import GpufleetError
+from gpufleet.deploy.fetch import MANIFEST, SIGNATURE, Fetcher
 from gpufleet.image.importer import docker_import_command
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.image.verify import verify_image
 
 __all__ = ["Installer", "MANIFEST", "SIGNATURE", "verify_built"]
-
-MANIFEST = "manifest.json"
-SIGNATURE = MANIFEST + ".sig"
-_CHUNK = 1 << 20
 
 
 def verify_built(manifest_path, public_key_path, version=None):
@@ -43,44 +37,41 @@ def verify_built(manifest_path, public_key_path, version=None):
 
 
 class Installer:
-    """Download, verify, and write a node's disk (a docker image) from virtual media."""
+    """Download, verify, and write a node's disk (a docker image) from virtual media.
 
-    def __init__(self, docker, public_key_path, work_dir, repository, http=None):
+    Download and verification are the deploy agent's (``gpufleet.deploy.fetch``): the signed
+    manifest is checked before the artifact is requested, and the artifact is streamed with its
+    length bounded by the manifest. Only the last step differs from a real machine: the "disk"
+    is a docker image instead of an NVMe namespace.
+    """
+
+    def __init__(self, docker, public_key_path, work_dir, repository, fetcher=None):
         self.docker = docker
         self.public_key_path = public_key_path
         self.work_dir = work_dir
         self.repository = repository
-        self.http = http or requests.Session()
+        # The lab's artifact server is plain http on loopback: the signature protects the bytes.
+        self.fetcher = fetcher or Fetcher(allow_http=True)
         # Nodes install in parallel (one worker thread each); the import of one artifact
         # into docker must happen once, not once per node.
         self._import_lock = threading.Lock()
 
-    def _download(self, url, dest):
-        try:
-            with self.http.get(url, stream=True, timeout=60) as rsp:
-                if rsp.status_code != 200:
-                    raise LabError("Installer: GET %s answered HTTP %d. Check the virtual media URL."
-                                   % (url, rsp.status_code), url=url, status=rsp.status_code)
-                with open(dest, "wb") as handle:
-                    for block in rsp.iter_content(_CHUNK):
-                        handle.write(block)
-        except requests.RequestException as exc:
-            raise LabError("Installer: cannot download %s: %s. Is the lab's artifact server up "
-                           "(`gpufleet lab status`)?" % (url, exc), url=url)
-
     def fetch(self, node, media_url):
-        """Copy the media and its manifest + signature into a per-node work folder."""
+        """Verify the manifest, then copy it, its signature and the media into a per-node folder."""
         parsed = urllib.parse.urlsplit(media_url)
         if parsed.scheme not in ("http", "https"):
             raise LabError("Installer on %s: virtual media URL %s is not http(s)." % (node, media_url))
-        name = posixpath.basename(parsed.path)
         folder = os.path.join(self.work_dir, node)
         shutil.rmtree(folder, ignore_errors=True)
         os.makedirs(folder)
-        base = media_url[:media_url.rindex("/") + 1]
-        for item in (MANIFEST, SIGNATURE, name):
-            self._download(urllib.parse.urljoin(base, item), os.path.join(folder, item))
-        return folder, os.path.join(folder, name)
+        manifest, manifest_bytes, signature = self.fetcher.verified_manifest(
+            media_url, self._public_key(), key_where=self.public_key_path)
+        for name, body in ((MANIFEST, manifest_bytes), (SIGNATURE, signature)):
+            with open(os.path.join(folder, name), "wb") as handle:
+                handle.write(body)
+        artifact = os.path.join(folder, manifest["artifact"]["name"])
+        self.fetcher.download(media_url, artifact, manifest["artifact"]["size"])
+        return folder, artifact
 
     def _public_key(self):
         try:
@@ -101,8 +92,8 @@ class Installer:
 
     def install(self, node, media_url):
         """Verify the media and return the disk record; raises LabError when refused."""
-        folder, artifact = self.fetch(node, media_url)
         try:
+            folder, artifact = self.fetch(node, media_url)
             summary = verify_image(os.path.join(folder, MANIFEST), self._public_key(),
                                    artifact_path=artifact, key_where=self.public_key_path)
             disk = self._disk_image(summary)
@@ -110,6 +101,6 @@ class Installer:
             raise LabError("Installer on %s refused virtual media %s: %s" % (node, media_url, exc.msg),
                            node=node, media=media_url)
         finally:
-            shutil.rmtree(folder, ignore_errors=True)
+            shutil.rmtree(os.path.join(self.work_dir, node), ignore_errors=True)
         return {"disk": disk, "version": summary["version"], "artifact_sha256": summary["artifact_sha256"],
                 "media": media_url, "key_id": summary["key_id"]}

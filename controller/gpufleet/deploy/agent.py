@@ -138,7 +138,7 @@ class Agent:
         """The whole install; returns the summary reported as "imaged"."""
         cfg = self.config
         self.reporter.send("running", "verify manifest", {"image": cfg.image_url})
-        manifest = self.fetcher.verified_manifest(cfg.image_url, self.public_key_pem, cfg.image_version)
+        manifest, _, _ = self.fetcher.verified_manifest(cfg.image_url, self.public_key_pem, cfg.image_version)
         artifact = manifest["artifact"]
         disk = pick_disk(list_disks(self.run, self.by_path_folder), cfg.root_device)
         needed = int(artifact.get("disk_bytes") or artifact["size"])

@@ -111,7 +111,11 @@ class Fetcher:
             response.close()
 
     def verified_manifest(self, image_url, public_key_pem, expected_version=None, key_where="image key"):
-        """Download and verify the manifest that names ``image_url``'s artifact; return it."""
+        """Download and verify the manifest that names ``image_url``'s artifact.
+
+        Returns (manifest, manifest bytes, signature bytes); raises DeployError before any
+        artifact byte is requested when the signature, the signer, the name or the version is wrong.
+        """
         manifest_url, signature_url, name = image_urls(image_url)
         manifest_bytes = self.get(manifest_url, MAX_MANIFEST_BYTES)
         signature = self.get(signature_url, 64 << 10)
@@ -128,4 +132,16 @@ class Fetcher:
             raise DeployError("verify", "image %s is version %s, not the expected %s; fix: publish "
                               "version %s there" % (manifest_url, manifest["version"],
                                                     expected_version, expected_version))
-        return manifest
+        return manifest, manifest_bytes, signature
+
+    def download(self, url, dest, size):
+        """Stream ``url`` into the file ``dest``, refusing more than ``size`` bytes."""
+        count = 0
+        with open(dest, "wb") as handle:
+            for block in self.blocks(url):
+                count += len(block)
+                if count > size:
+                    raise DeployError("download", "%s is longer than the %d bytes the signed "
+                                      "manifest names" % (url, size), url=url)
+                handle.write(block)
+        return count

@@ -154,35 +154,32 @@ def test_unusable_events_are_refused(cfg, event):
         manager(cfg, FakeDocker(), FakeInstaller(), {}).handle(event)
 
 
-class FakeResponse:
-    def __init__(self, status, body=b""):
-        self.status_code, self.body = status, body
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def iter_content(self, size):
-        yield self.body
-
-
 class FakeHttp:
+    """The artifact server, behind the deploy agent's Fetcher (its opener hook)."""
+
     def __init__(self, files):
         self.files = files
 
-    def get(self, url, **kwargs):
+    def __call__(self, url):
+        import io
+        import urllib.error
         name = url.rsplit("/", 1)[-1]
-        return FakeResponse(200, self.files[name]) if name in self.files else FakeResponse(404)
+        if name not in self.files:
+            raise urllib.error.HTTPError(url, 404, "Not Found", {}, None)
+        return io.BytesIO(self.files[name])
+
+
+def _fetcher(files):
+    from gpufleet.deploy.fetch import Fetcher
+    return Fetcher(allow_http=True, opener=FakeHttp(files))
 
 
 def test_installer_refuses_an_unsigned_artifact_before_docker(tmp_path):
     docker = FakeDocker()
     key = tmp_path / "lab.pub"
     key.write_text("not used: the signature is missing")
-    http = FakeHttp({"manifest.json": b"{}", "lab.rootfs.tar.gz": b"data"})
-    installer = Installer(docker, str(key), str(tmp_path / "media"), "gpufleet-lab-disk", http=http)
+    fetcher = _fetcher({"manifest.json": b"{}", "lab.rootfs.tar.gz": b"data"})
+    installer = Installer(docker, str(key), str(tmp_path / "media"), "gpufleet-lab-disk", fetcher=fetcher)
     with pytest.raises(LabError) as err:
         installer.install("lab-r1n1", "http://127.0.20.250:8701/lab/lab.rootfs.tar.gz")
     assert "manifest.json.sig" in err.value.msg and "HTTP 404" in err.value.msg
@@ -194,14 +191,41 @@ def test_installer_refuses_a_bad_signature(tmp_path):
     key = signing.generate_key("ed25519")
     pub = tmp_path / "lab.pub"
     pub.write_bytes(signing.public_pem(key.public_key()))
-    http = FakeHttp({"manifest.json": b'{"version": "lab"}', "manifest.json.sig": b"garbage",
-                     "lab.rootfs.tar.gz": b"data"})
+    fetcher = _fetcher({"manifest.json": b'{"version": "lab"}', "manifest.json.sig": b"garbage",
+                        "lab.rootfs.tar.gz": b"data"})
     docker = FakeDocker()
-    installer = Installer(docker, str(pub), str(tmp_path / "media"), "gpufleet-lab-disk", http=http)
+    installer = Installer(docker, str(pub), str(tmp_path / "media"), "gpufleet-lab-disk", fetcher=fetcher)
     with pytest.raises(LabError) as err:
         installer.install("lab-r1n1", "http://127.0.20.250:8701/lab/lab.rootfs.tar.gz")
     assert "refused virtual media" in err.value.msg and not docker.calls
     assert not os.path.exists(tmp_path / "media" / "lab-r1n1")  # work files removed
+
+
+def test_installer_verifies_the_signature_before_it_requests_the_artifact_then_imports_it(tmp_path):
+    from tests.unit.plugins.module_utils.image.image_factory import make_image, public_pem
+    built = tmp_path / "built"
+    built.mkdir()
+    manifest, key = make_image(built)
+    files = {name: open(os.path.join(os.path.dirname(manifest), name), "rb").read()
+             for name in os.listdir(os.path.dirname(manifest))}
+    pub = tmp_path / "lab.pub"
+    pub.write_bytes(public_pem(key))
+    opener = FakeHttp(files)
+    requested = []
+    from gpufleet.deploy.fetch import Fetcher
+    fetcher = Fetcher(allow_http=True, opener=lambda url: requested.append(url) or opener(url))
+    docker = SlowImportDocker()
+    installer = Installer(docker, str(pub), str(tmp_path / "media"), "gpufleet-lab-disk", fetcher=fetcher)
+    record = installer.install("lab-r1n1", "http://127.0.20.250:8701/lab/lab.rootfs.tar.gz")
+    assert [u.rsplit("/", 1)[1] for u in requested] == ["manifest.json", "manifest.json.sig", "lab.rootfs.tar.gz"]
+    assert record["version"] == "lab" and docker.imports and docker.imports[0][0] == "import"
+    # an altered artifact is refused after the download, before docker
+    files["lab.rootfs.tar.gz"] = files["lab.rootfs.tar.gz"] + b"x"
+    docker = SlowImportDocker()
+    installer = Installer(docker, str(pub), str(tmp_path / "media"), "gpufleet-lab-disk", fetcher=fetcher)
+    with pytest.raises(LabError, match="longer than"):
+        installer.install("lab-r1n1", "http://127.0.20.250:8701/lab/lab.rootfs.tar.gz")
+    assert not docker.imports
 
 
 def test_fault_injection_rewrites_the_node_model(cfg):
