@@ -12,11 +12,11 @@ import sys
 from gpufleet.collection import repo_path
 
 NAME = "image"
-HELP = "golden images: list, validate, build, verify, sign, keygen, import, show, diff"
+HELP = "golden images: list, validate, build, verify, sign, keygen, import, installer, show, diff"
 
 LAB_KEY = os.path.join("build", "keys", "lab-signing.key")
 # Modules of the controller package; every other name is the collection's image package.
-_CONTROLLER_SIDE = ("build", "importer", "packer", "pins")
+_CONTROLLER_SIDE = ("build", "importer", "installer", "packer", "pins")
 PASSPHRASE_ENV = "GPUFLEET_SIGNING_KEY_PASSPHRASE"
 
 
@@ -206,6 +206,16 @@ def cmd_diff(args):
     return 0
 
 
+def cmd_installer(args):
+    ca = _read(args.ca) if args.ca else None
+    summary = _mu("installer").build_installer(
+        os.path.abspath(args.out), _public_key_for(args.image_key), repo_path(), os.path.abspath(args.work),
+        ca_pem=ca, kernel_args=args.kernel_arg,
+        log=lambda line: print("installer: " + line, file=sys.stderr, flush=True))
+    print(json.dumps(summary, indent=2, sort_keys=True))
+    return 0
+
+
 def _add(sub, name, func, help_text):
     parser = sub.add_parser(name, help=help_text, description=help_text)
     parser.set_defaults(func=func)
@@ -247,6 +257,17 @@ def register(parser):
     p.add_argument("--public-key", required=True)
     p.add_argument("--tag", help="image name (default gpufleet/node:<version of the manifest>)")
     p.add_argument("--expected-version")
+    p = _add(sub, "installer", cmd_installer, "build the installer ISO (Debian kernel + a ramdisk running the "
+             "deploy agent) that a BMC boots from virtual media")
+    p.add_argument("--out", default=os.path.join("build", "installer", "installer.iso"),
+                   help="ISO path (default %(default)s)")
+    p.add_argument("--image-key", required=True, help="the image signer's public key (PEM; a private key's public "
+                   "half is used): the only key the installer trusts")
+    p.add_argument("--ca", help="the CA certificate (PEM) the installer trusts for https (none: https refused)")
+    p.add_argument("--kernel-arg", action="append", default=[], metavar="ARG",
+                   help="a kernel argument baked into the boot menu, e.g. gpufleet.config_base=https://ctl/deploy/")
+    p.add_argument("--work", default=os.path.join("build", "installer", "work"),
+                   help="work folder; the debootstrapped root is cached there (default %(default)s)")
     p = _add(sub, "show", cmd_show, "print the key facts of a manifest (unverified: use verify to trust it)")
     p.add_argument("manifest")
     p = _add(sub, "diff", cmd_diff, "compare two rootfs artifacts file by file (reproducibility report)")

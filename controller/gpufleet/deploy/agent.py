@@ -69,6 +69,7 @@ class Reporter:
         self.console = console or (lambda line: print(line, file=sys.stderr, flush=True))
         self._post = post or self._urlopen_post
         self.clock = clock
+        self._started = clock()
         self._last = None
 
     def _urlopen_post(self, body):
@@ -78,7 +79,8 @@ class Reporter:
             return rsp.status
 
     def send(self, state, step, detail=None, attempts=1):
-        event = {"node": self.node, "state": state, "step": step}
+        event = {"node": self.node, "state": state, "step": step,
+                 "seconds": round(self.clock() - self._started, 1)}
         if detail:
             event.update(detail)
         self.console("gpufleet-installer %s: %s %s%s" % (self.node, state, step,

@@ -46,7 +46,11 @@ class Fetcher:
     def __init__(self, ca_file=None, allow_http=False, timeout=60, opener=None):
         self.allow_http = allow_http
         self.timeout = timeout
-        self.context = ssl.create_default_context(cafile=ca_file) if ca_file else None
+        try:
+            self.context = ssl.create_default_context(cafile=ca_file) if ca_file else None
+        except (OSError, ssl.SSLError) as exc:
+            raise DeployError("config", "cannot load the pinned CA %s (%s); fix: build the installer "
+                              "with a PEM CA certificate" % (ca_file, exc))
         self._open = opener or self._urlopen
 
     def _urlopen(self, url):
