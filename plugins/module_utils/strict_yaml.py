@@ -136,8 +136,9 @@ def loads(text, source="<yaml>"):
         except UnicodeDecodeError as exc:
             raise StrictYamlError(source, "not UTF-8 text (byte %d)" % exc.start,
                                   "save the file as UTF-8")
-    loader = _loader_class()(text)
+    loader = None
     try:
+        loader = _loader_class()(text)  # its reader refuses control characters (NUL...) right here
         node = loader.get_single_node()
         if node is None:
             return None
@@ -158,7 +159,8 @@ def loads(text, source="<yaml>"):
     except RecursionError:
         raise StrictYamlError(source, "nested too deeply to read", "flatten the document")
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
 
 
 def load_file(path):

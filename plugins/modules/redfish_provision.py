@@ -38,6 +38,8 @@ options:
     description:
       - Image the BMC inserts as virtual media before the boot override. No media step
         without it (network boot).
+      - An V(http://) or V(https://) URL with a host; any other value (V(file://), V(ftp://),
+        NFS/CIFS shares, empty, no host) is refused before any BMC is contacted.
     type: str
   media_type:
     description:
@@ -174,8 +176,9 @@ from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.fanout 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.provision import (
     POWER_ACTIONS, provision,
 )
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.errors import RedfishError
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.virtual_media import (
-    MEDIA_TYPES,
+    MEDIA_TYPES, check_image_url,
 )
 
 
@@ -202,6 +205,11 @@ def main():
         poll_interval=dict(type="float", default=2.0),
     ))
     p = module.params
+    if p["image_url"] is not None:
+        try:
+            check_image_url(p["image_url"])  # before any BMC is contacted
+        except RedfishError as exc:
+            module.fail_json(**exc.to_fail_kwargs())
 
     def operation(client, node):
         return provision(client, node["system_id"], p["boot_target"], image_url=p["image_url"],

@@ -30,7 +30,9 @@ attributes:
 options:
   image_url:
     description:
-      - URL the BMC fetches the image from (HTTP/HTTPS). Required for O(state=present).
+      - URL the BMC fetches the image from; V(http://) or V(https://) with a host. Required for
+        O(state=present). Any other URL (V(file://), V(ftp://), NFS/CIFS shares, empty, no host)
+        is refused before any BMC is contacted.
       - With O(state=absent) only a device holding this image is ejected; without it every
         inserted image is ejected.
     type: str
@@ -117,8 +119,9 @@ summary:
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.argspec import module_kwargs
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.fanout import run_module
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.errors import RedfishError
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.virtual_media import (
-    MEDIA_TYPES, eject_media, insert_media,
+    MEDIA_TYPES, check_image_url, eject_media, insert_media,
 )
 
 
@@ -132,6 +135,11 @@ def main():
     kwargs["required_if"] = [["state", "present", ["image_url"]]]
     module = AnsibleModule(**kwargs)
     p = module.params
+    if p["state"] == "present":
+        try:
+            check_image_url(p["image_url"])  # before any BMC is contacted
+        except RedfishError as exc:
+            module.fail_json(**exc.to_fail_kwargs())
 
     def operation(client, node):
         if p["state"] == "absent":

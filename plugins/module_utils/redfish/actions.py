@@ -4,9 +4,10 @@
 
 The client never re-sends an action that may have reached the BMC (a timeout or a reset
 after sending): a second ForceRestart restarts the node twice. Instead the caller re-reads
-what the action should have changed. If the node shows the wanted state the action is
-reported as done, with a warning saying how it was learned; otherwise the node fails
-with a reason that says the outcome is unknown and what to check.
+what the action should have changed (a PATCH is settled by the client first:
+``RedfishClient.patch``). If the node shows the wanted state the action is reported as
+done, with a warning saying how it was learned; otherwise the node fails with a reason
+that says the outcome is unknown and what to check.
 """
 from __future__ import absolute_import, division, print_function
 
@@ -29,13 +30,17 @@ def send_once(client, target, body, what):
     return None
 
 
-def patch_once(client, path, body):
-    """PATCH ``path``; the OutcomeUnknownError if the answer was lost (no If-Match known)."""
+def patch_once(client, path, body, applied=None):
+    """PATCH ``path``; the OutcomeUnknownError if its answer was lost, else None.
+
+    ``applied(resource)``: does the resource show the PATCH? The client settles a lost
+    answer with it (client.patch); the error is returned both when that proved the PATCH in
+    place and when it could not tell, and the caller reads back what it changed either way.
+    """
     try:
-        client.patch(path, body)
+        return client.patch(path, body, applied).lost
     except OutcomeUnknownError as exc:
         return exc
-    return None
 
 
 def settled_note(client, what, exc, observed):

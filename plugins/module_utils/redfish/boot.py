@@ -85,7 +85,8 @@ def set_boot(client, system_id, target, enabled="once", mode=None, check_mode=Fa
     body = {"BootSourceOverrideTarget": want["target"], "BootSourceOverrideEnabled": want["enabled"]}
     if "mode" in want:
         body["BootSourceOverrideMode"] = want["mode"]
-    lost = patch_once(client, path, {"Boot": body})
+    lost = patch_once(client, path, {"Boot": body},
+                      applied=lambda now: not _differs(system, want, current_boot(now, client.node)))
     applied = current_boot(client.get(path, cached=False), client.node)
     missing = _differs(system, want, applied)
     warnings = [

@@ -12,18 +12,20 @@ or basic auth, ``auto`` = session when the BMC has a SessionService, else basic;
 TLS verified by default (``ca_path`` for a private CA); connect/read timeouts;
 retries with exponential backoff honouring Retry-After, but only where a second send
 cannot do the work twice (``RetryPolicy``); one re-login on 401; If-Match from the
-resource's ETag when the BMC demands it (412/428); GETs cached per client (discovery
-cache within one run).
+resource's ETag, and a PATCH whose answer was lost settled by reading the resource back
+(``patch``); GETs cached per client (discovery cache within one run).
 """
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
 import json
+import re
 import time
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.errors import (
-    BmcAuthError, BmcConnectionError, BmcHTTPError, OutcomeUnknownError,
+    BmcAuthError, BmcConflictError, BmcConnectionError, BmcHTTPError, OutcomeUnknownError,
+    RedfishError,
 )
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.transport import (
     HAS_REQUESTS, REQUESTS_IMPORT_ERROR, KINDS, RequestsTransport, Response, TransportError,
@@ -44,16 +46,14 @@ SESSIONS_PATH = "/redfish/v1/SessionService/Sessions"
 NO_SESSION_STATUSES = (404, 405, 501)
 
 
-def idempotent(method, headers):
-    """True when sending the request twice has the effect of sending it once.
+def idempotent(method, headers=None):
+    """True when sending the request twice has the effect of sending it once: GET and HEAD.
 
-    GET/HEAD read; a PATCH carrying a real If-Match applies only to the version it was
-    read from, so a second copy after the first landed is refused (412), never applied.
+    Not a PATCH, even with If-Match: a copy sent after the first one landed is refused (412)
+    only by a BMC that enforces If-Match. A PATCH whose answer was lost is settled by reading
+    the resource again (``RedfishClient.patch``), never by sending it again blindly.
     """
-    if method in ("GET", "HEAD"):
-        return True
-    etag = headers.get("If-Match")
-    return method == "PATCH" and bool(etag) and etag != "*"
+    return method in ("GET", "HEAD")
 
 
 class RetryPolicy:
@@ -179,10 +179,14 @@ class RedfishClient:
         path = _path_of(path)
         if cached and path in self._cache:
             return self._cache[path][0]
+        return self._read(path)[0]
+
+    def _read(self, path):
+        """GET ``path`` past the cache; ``(resource, response)``, the cache refreshed."""
         rsp = self.request("GET", path)
         data = rsp.json(self.node, path)
         self._cache[path] = (data, rsp.headers.get("etag"))
-        return data
+        return data, rsp
 
     def remember(self, path, rsp):
         """Cache a GET answer obtained through ``request`` (discovery's direct lookups)."""
@@ -199,18 +203,80 @@ class RedfishClient:
     def post(self, path, body=None):
         return self.request("POST", path, body if body is not None else {})
 
-    def patch(self, path, body):
-        """PATCH with If-Match when we know the ETag; on 412/428 refetch the ETag and retry once."""
+    def patch(self, path, body, applied=None):
+        """PATCH ``path`` with If-Match from its last read; return the BMC's answer.
+
+        ``applied(resource)`` says whether a resource shows this PATCH in place (default:
+        every field of ``body`` has its value; callers pass their own where the BMC reads
+        values back differently). A PATCH whose answer was lost is never sent again blindly
+        (``_settle``); when a re-read shows it in place, the answer returned is that read's
+        and its ``lost`` is the OutcomeUnknownError, so the caller can say how it learned.
+        """
         path = _path_of(path)
-        etag = self._cache.get(path, (None, None))[1]
-        headers = {"If-Match": etag} if etag else {}
-        rsp = self.request("PATCH", path, body, headers=headers, allow={412, 428})
-        if rsp.status in (412, 428):
-            self.get(path, cached=False)
-            etag = self._cache[path][1] or "*"
-            rsp = self.request("PATCH", path, body, headers={"If-Match": etag})
-        self.invalidate(path)
+        before, etag = self._cache.get(path, (None, None))
+        state = _PatchState(path, body, applied or (lambda resource: _contains(resource, body)),
+                            before, etag)
+        try:
+            rsp = self.request("PATCH", path, body, headers=_if_match(etag), allow={412, 428})
+            if rsp.status in (412, 428):
+                rsp = self._patch_read_again(state)
+        except OutcomeUnknownError as lost:
+            rsp = self._settle(state, lost)
+        finally:
+            self.invalidate(path)
         return rsp
+
+    def _patch_read_again(self, state):
+        """412 (our ETag is stale) or 428 (the BMC wants one): read, then send if still needed.
+
+        Either answer proves this PATCH was not applied. The resource may already show the
+        values (another run set them): then nothing is sent.
+        """
+        current, rsp = self._read(state.path)
+        if state.applied(current):
+            return rsp
+        state.before, state.etag = current, rsp.headers.get("etag")
+        return self.request("PATCH", state.path, state.body, headers={"If-Match": state.etag or "*"})
+
+    def _settle(self, state, lost):
+        """A PATCH got no answer after it may have landed: read the resource and decide.
+
+        In place -> done (not sent again). Unchanged (same ETag, or without ETags the patched
+        fields as they were) -> it did not land: one more copy. Changed otherwise -> someone
+        else changed the resource: fail. No way to tell -> the OutcomeUnknownError stands.
+        """
+        try:
+            current, rsp = self._read(state.path)
+        except RedfishError:
+            raise lost  # cannot settle: the caller reads the state or fails as unknown
+        if state.applied(current):
+            rsp.lost = lost
+            return rsp
+        now_etag = rsp.headers.get("etag")
+        changed = _changed_since(state, current, now_etag)
+        if changed is None:
+            raise lost
+        if changed:
+            raise self._changed_elsewhere(state, lost, now_etag)
+        # Provably not applied: one more copy, guarded by the ETag the BMC shows now.
+        rsp = self.request("PATCH", state.path, state.body, headers=_if_match(now_etag),
+                           allow={412})
+        if rsp.status == 412:  # changed between our read and this copy: judge by the values
+            current, rsp = self._read(state.path)
+            if not state.applied(current):
+                raise self._changed_elsewhere(state, lost, rsp.headers.get("etag"))
+        return rsp
+
+    def _changed_elsewhere(self, state, lost, now_etag):
+        etags = (" (ETag %s, now %s)" % (state.etag, now_etag)) if state.etag and now_etag else ""
+        return BmcConflictError(
+            "PATCH %s on node %s got no answer (%s) and was not sent again: reading it back shows "
+            "the resource changed%s but not to the requested %s, so something else changed it "
+            "meanwhile (another tool or a user of the BMC) or the BMC applied other values. "
+            "Check %s on the BMC and who else manages it, then re-run the task."
+            % (state.path, self.node, lost.details.get("cause"), etags,
+               _oneline(json.dumps(state.body, sort_keys=True), 200), state.path),
+            node=self.node, url=state.path, method="PATCH", cause=lost.details.get("cause"))
 
     def request(self, method, path, body=None, headers=None, allow=None):
         """Send with auth, retries and one re-login; raise on a final error status not in allow."""
@@ -278,6 +344,14 @@ class RedfishClient:
             msg = ("TLS verification of the certificate of the %s failed: %s. Set ca_path to the "
                    "CA that signed this BMC's certificate (validate_certs: false only for a lab "
                    "BMC you trust)." % (where, exc))
+        elif exc.kind == "plain_http":
+            msg = ("%s answered plain HTTP, not TLS, on that port (%s %s: %s); this is not a "
+                   "certificate problem, ca_path and validate_certs do not change it. Set baseuri "
+                   "to the BMC's HTTPS port, or to http:// only if this BMC really has no TLS."
+                   % (where, method, path, exc))
+        elif exc.kind == "dns":
+            msg = ("%s: %s; not retried (a name that does not resolve will not in seconds). Check "
+                   "the BMC address (baseuri) of this node in the rack description." % (where, exc))
         elif exc.kind == "connect_timeout":
             msg = ("%s accepted no connection for %s %s within the %s s connect timeout (%s). "
                    "Check that the address is right and reachable from the controller (routing, "
@@ -299,14 +373,56 @@ class RedfishClient:
             node=self.node, status=rsp.status)
 
     def _http_error(self, rsp, method, path):
-        message, message_id = _redfish_message(rsp)
+        message, message_id = redfish_message(rsp.body)
         if 300 <= rsp.status < 400:
-            message = "a redirect to %s" % (rsp.headers.get("location") or "nowhere")
+            message = "a redirect to %s" % _oneline(rsp.headers.get("location") or "nowhere", 200)
         return BmcHTTPError(
             "BMC of node %s at %s rejected %s %s with HTTP %d%s. %s"
             % (self.node, self.baseuri, method, path, rsp.status,
                (": " + message) if message else "", _hint(rsp.status)),
-            node=self.node, status=rsp.status, url=path, message_id=message_id)
+            node=self.node, status=rsp.status, method=method, url=path, message_id=message_id)
+
+
+class _PatchState:
+    """One PATCH being settled: what it sets and the resource as read before it."""
+
+    def __init__(self, path, body, applied, before, etag):
+        self.path, self.body, self.applied = path, body, applied
+        self.before, self.etag = before, etag
+
+
+def _if_match(etag):
+    return {"If-Match": etag} if etag else {}
+
+
+def _contains(resource, body):
+    """True when every field of ``body`` (nested objects field by field) has its value."""
+    if not isinstance(resource, dict):
+        return False
+    for key, value in body.items():
+        if isinstance(value, dict):
+            if not _contains(resource.get(key), value):
+                return False
+        elif resource.get(key) != value:
+            return False
+    return True
+
+
+def _fields_of(resource, body):
+    """The fields of ``resource`` that ``body`` sets, in ``body``'s shape."""
+    if not isinstance(resource, dict):
+        return None
+    return dict((key, _fields_of(resource.get(key), value) if isinstance(value, dict)
+                 else resource.get(key)) for key, value in body.items())
+
+
+def _changed_since(state, current, now_etag):
+    """Did the resource change since the PATCH's read? True/False, or None (cannot tell)."""
+    if state.etag and now_etag:
+        return now_etag != state.etag
+    if state.before is None:
+        return None
+    return _fields_of(current, state.body) != _fields_of(state.before, state.body)
 
 
 def _cause(exc, timeout):
@@ -329,16 +445,49 @@ def _hint(status):
     return "Check the request against the BMC's allowed values."
 
 
-def _redfish_message(rsp):
-    """The Redfish error message and MessageId, if the body carries them."""
+def redfish_message(body):
+    """``(message, message_id)`` read from an error body of any shape; ``("", None)`` if none.
+
+    Redfish says ``{"error": {"code", "message", "@Message.ExtendedInfo": [{...}]}}``, but
+    BMCs and proxies also send a bare string, one ExtendedInfo object, HTML or nothing:
+    whatever can be read is used, and reading never fails (the caller keeps the status).
+    """
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else u"%s" % (body,)
     try:
-        err = json.loads(rsp.body.decode("utf-8")).get("error", {})
-    except (ValueError, UnicodeDecodeError, AttributeError):
-        return rsp.body.decode("utf-8", "replace").strip()[:200], None
-    infos = err.get("@Message.ExtendedInfo") or [{}]
-    info = infos[0] if isinstance(infos[0], dict) else {}
-    message = info.get("Message") or err.get("message") or ""
-    return message, info.get("MessageId") or err.get("code")
+        data = json.loads(text)
+    except (ValueError, RuntimeError):  # RuntimeError: nesting deeper than the recursion limit
+        return _oneline(_strip_tags(text), 200), None
+    error = data.get("error", data) if isinstance(data, dict) else data
+    if not isinstance(error, dict):
+        return _oneline(_text(error), 200), None
+    infos = error.get("@Message.ExtendedInfo")
+    infos = infos if isinstance(infos, list) else [infos]
+    info = ([i for i in infos if isinstance(i, dict)] or [{}])[0]
+    loose = [_text(i) for i in infos if _text(i)]  # ExtendedInfo as plain strings
+    message = (_text(info.get("Message")) or _text(error.get("message"))
+               or (loose[0] if loose else ""))
+    message_id = _text(info.get("MessageId")) or _text(error.get("code"))
+    return _oneline(message, 200), (_oneline(message_id, 100) or None)
+
+
+def _text(value):
+    """A JSON value as message text: strings as they are, numbers shown, the rest empty."""
+    if isinstance(value, bool) or value is None:
+        return ""
+    if isinstance(value, (int, float, str, type(u""))):
+        return u"%s" % (value,)
+    return ""
+
+
+def _strip_tags(text):
+    """Crude HTML to text (an error page from a proxy or the BMC's web server)."""
+    return re.sub(r"<[^>]*>", " ", re.sub(r"(?is)<(script|style)[^>]*>.*?</\1>", " ", text))
+
+
+def _oneline(text, limit):
+    """``text`` on one line (control characters and runs of space collapsed), cut at limit."""
+    text = re.sub(r"[\s\x00-\x1f\x7f-\x9f]+", " ", text).strip()
+    return text if len(text) <= limit else text[:limit - 3].rstrip() + "..."
 
 
 def _path_of(url):

@@ -10,17 +10,33 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import re
+
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.errors import GpufleetError
 
 __all__ = [
-    "RedfishError", "BmcConnectionError", "OutcomeUnknownError", "BmcHTTPError", "BmcAuthError",
-    "BmcResponseError", "DiscoveryError", "UnsupportedValueError",
+    "RedfishError", "BmcConnectionError", "OutcomeUnknownError", "BmcConflictError",
+    "BmcHTTPError", "BmcAuthError",
+    "BmcResponseError", "DiscoveryError", "UnsupportedValueError", "ParameterError",
     "TaskFailedError", "WaitTimeoutError",
 ]
 
 
 class RedfishError(GpufleetError):
-    """Base of every Redfish failure."""
+    """Base of every Redfish failure; its message is always one line.
+
+    Messages quote what the BMC sent (allowed values, ids, error text); a line break or
+    control character in there would split the one line per failed node of a fan-out.
+    """
+
+    def __init__(self, msg, **details):
+        super(RedfishError, self).__init__(_one_line(msg), **details)
+
+
+def _one_line(msg):
+    if not isinstance(msg, (str, type(u""))):
+        return msg
+    return re.sub(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+", " ", msg)
 
 
 class BmcConnectionError(RedfishError):
@@ -28,8 +44,13 @@ class BmcConnectionError(RedfishError):
 
 
 class OutcomeUnknownError(BmcConnectionError):
-    """An action (POST, or PATCH without If-Match) got no answer after it may have reached
-    the BMC: it is never sent again; the caller reads the state it should have changed."""
+    """An action (POST, PATCH) got no answer after it may have reached the BMC: it is never
+    sent again blindly; the caller reads the state it should have changed."""
+
+
+class BmcConflictError(RedfishError):
+    """A PATCH whose answer was lost: the re-read resource changed, but not to its values
+    (someone else changed it meanwhile); it is not sent again."""
 
 
 class BmcHTTPError(RedfishError):
@@ -50,6 +71,10 @@ class DiscoveryError(RedfishError):
 
 class UnsupportedValueError(RedfishError):
     """The BMC does not allow the requested value (reset type, boot target, media type)."""
+
+
+class ParameterError(RedfishError):
+    """A module parameter cannot work on any BMC; refused before anything is sent."""
 
 
 class TaskFailedError(RedfishError):

@@ -16,7 +16,7 @@ from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.boot im
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.errors import RedfishError
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.power import set_power
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.virtual_media import (
-    insert_media,
+    check_image_url, insert_media,
 )
 
 __all__ = ["POWER_ACTIONS", "ProvisionStepError", "provision"]
@@ -35,8 +35,10 @@ def provision(client, system_id, boot_target, image_url=None, media_type=None,
               wait=False, timeout=300, poll=2.0, check_mode=False):
     """Return ``{changed, media, boot, power, warnings}``; raise ProvisionStepError."""
     result = dict(changed=False, media=None, boot=None, power=None, warnings=[])
+    if image_url is not None:  # "" too: refused, not taken for "no media step"
+        check_image_url(image_url)
     steps = []
-    if image_url:
+    if image_url is not None:
         steps.append(("media", lambda: insert_media(
             client, system_id, image_url, media_type, write_protected, check_mode)))
     steps.append(("boot", lambda: set_boot(client, system_id, boot_target, boot_enabled,

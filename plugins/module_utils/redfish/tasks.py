@@ -13,6 +13,7 @@ __metaclass__ = type
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.errors import (
     BmcResponseError, TaskFailedError, WaitTimeoutError,
 )
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.fields import Fields
 
 __all__ = ["wait_task", "FAILED_STATES"]
 
@@ -25,8 +26,7 @@ def wait_task(client, rsp, what, timeout=300, poll=2.0):
         return rsp
     monitor = rsp.headers.get("location")
     if not monitor:
-        task = rsp.json(client.node, what)
-        monitor = task.get("@odata.id")
+        monitor = Fields(rsp.json(client.node, what), client.node, what).text("@odata.id")
     if not monitor:
         raise BmcResponseError(
             "BMC of node %s accepted %s (HTTP 202) but gave no task monitor to follow; "
@@ -35,7 +35,7 @@ def wait_task(client, rsp, what, timeout=300, poll=2.0):
     deadline = client.clock() + timeout
     while True:
         rsp = client.request("GET", monitor)
-        if rsp.status != 202 and _finished(client, rsp, what):
+        if rsp.status != 202 and _finished(client, rsp, what, monitor):
             return rsp
         if client.clock() >= deadline:
             raise WaitTimeoutError(
@@ -45,15 +45,22 @@ def wait_task(client, rsp, what, timeout=300, poll=2.0):
         client.sleep(_retry_after(rsp, poll))
 
 
-def _finished(client, rsp, what):
-    task = rsp.json(client.node, what)
-    state = task.get("TaskState")
+def _finished(client, rsp, what, monitor):
+    task = rsp.json(client.node, monitor)
+    state = Fields(task, client.node, monitor).text("TaskState")
     if state in FAILED_STATES:
-        messages = "; ".join(m.get("Message", "") for m in task.get("Messages", [])) or state
+        messages = "; ".join(_messages(task.get("Messages"))) or state
         raise TaskFailedError(
             "Task for %s on node %s ended %s: %s." % (what, client.node, state, messages),
             node=client.node, task_state=state)
     return state in (None, "Completed")
+
+
+def _messages(messages):
+    """The texts of a task's Messages, whatever their shape (a failed task is failed anyway)."""
+    items = messages if isinstance(messages, list) else [messages]
+    texts = [m.get("Message") if isinstance(m, dict) else m for m in items]
+    return [" ".join(t.split()) for t in texts if isinstance(t, (str, type(u""))) and t.strip()]
 
 
 def _retry_after(rsp, default):

@@ -12,20 +12,70 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import re
+
+try:
+    from urllib.parse import urlsplit
+except ImportError:  # pragma: no cover - Python 2
+    from urlparse import urlsplit
+
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish import discovery
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.actions import (
     patch_once, send_once, settled_note, unknown_outcome,
 )
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.errors import (
-    DiscoveryError, UnsupportedValueError,
+    DiscoveryError, ParameterError, UnsupportedValueError,
 )
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.fields import Fields
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.quirks import quirk
 
-__all__ = ["MEDIA_TYPES", "media_type_for", "devices", "checked_device", "insert_media",
-           "eject_media"]
+__all__ = ["MEDIA_TYPES", "IMAGE_SCHEMES", "check_image_url", "media_type_for", "devices",
+           "checked_device", "insert_media", "eject_media"]
 
 MEDIA_TYPES = {"cd": ("CD", "DVD"), "usb": ("USBStick",), "floppy": ("Floppy",)}
+# The BMC fetches the image itself. Only HTTP(S): the insert sends no TransferProtocolType,
+# so NFS/CIFS shares (which some BMCs accept with it) are not supported here.
+IMAGE_SCHEMES = ("http", "https")
+_SERVE = ("serve the image from an HTTP(S) server the BMC can reach and set %s to its http:// "
+          "or https:// URL")
+
+
+def check_image_url(image_url, option="image_url"):
+    """Refuse an image URL no BMC can fetch, before anything is sent (ParameterError)."""
+    problem, fix = _image_url_problem(image_url)
+    if problem:
+        shown = _masked(repr(image_url))
+        shown = shown if len(shown) <= 120 else shown[:117] + "..."
+        raise ParameterError("%s %s %s; fix: %s." % (option, shown, problem, fix % option),
+                             option=option)
+    return image_url
+
+
+def _masked(text):
+    """``text`` with the password of a user:password@ part replaced (never in an error)."""
+    return re.sub(r"(//[^/@:]*:)[^/@]*@", r"\1***@", text)
+
+
+def _image_url_problem(image_url):
+    """``(problem, fix)`` of an image URL, ``(None, None)`` for a usable one."""
+    if not isinstance(image_url, (str, type(u""))):
+        return "is not a string", "set %s to the http:// or https:// URL of the image"
+    if not image_url.strip():
+        return "is empty", "set %s to the http:// or https:// URL of the image"
+    if re.search(r"[\s\x00-\x1f\x7f]", image_url):
+        return "contains a space or a control character", "percent-encode it in %s (a space is %%20)"
+    try:
+        parts = urlsplit(image_url)
+        dummy = parts.port  # a port that is not a number raises here
+    except ValueError as exc:
+        return "is not a valid URL (%s)" % exc, "correct the host and port in %s"
+    if parts.scheme.lower() not in IMAGE_SCHEMES:
+        return ("is not an http:// or https:// URL (%s); the BMC downloads the image itself, "
+                "over HTTP(S)" % ("scheme %s:" % parts.scheme if parts.scheme else "no scheme"),
+                _SERVE)
+    if not parts.hostname:
+        return "names no host", "put the image server in %s, as in http://images.example.net/x.iso"
+    return None, None
 
 
 def media_type_for(image_url, media_type=None):
@@ -70,6 +120,10 @@ def _is_inserted(dev):
     return bool(dev.get("Inserted")) and bool(dev.get("Image"))
 
 
+def _holds(dev, image_url):
+    return _is_inserted(dev) and dev.get("Image") == image_url
+
+
 def _pick(client, system_path, devs, media_type):
     wanted = MEDIA_TYPES[media_type]
     usable = [(p, d) for p, d in devs if set(wanted) & set(d.get("MediaTypes") or [])]
@@ -87,6 +141,7 @@ def _pick(client, system_path, devs, media_type):
 def insert_media(client, system_id, image_url, media_type=None, write_protected=True,
                  check_mode=False):
     """Insert ``image_url``; return ``{changed, device, before, image, inserted, warnings}``."""
+    check_image_url(image_url)
     system_path = discovery.find_system(client, system_id)
     media_type = media_type_for(image_url, media_type)
     devs = devices(client, system_path)
@@ -127,7 +182,7 @@ def _insert(client, system_path, path, dev, image_url, write_protected):
     body = {"Image": image_url, "Inserted": True, "WriteProtected": write_protected}
     if not action:
         # No InsertMedia action (Redfish < 2017.3, Lenovo SD530): PATCH the device.
-        return patch_once(client, path, body)
+        return patch_once(client, path, body, applied=lambda now: _holds(now, image_url))
     if quirk(system, "insert_omit_defaults"):
         body = dict((k, v) for k, v in body.items() if v is not True)
     if quirk(system, "insert_needs_credentials"):
@@ -141,7 +196,8 @@ def _eject(client, path, dev, warnings):
         # Always send a JSON body: HPE iLO 5 answers 400/415 to an empty EjectMedia POST.
         lost = send_once(client, action["target"], {}, "EjectMedia")
     else:
-        lost = patch_once(client, path, {"Image": None, "Inserted": False})
+        lost = patch_once(client, path, {"Image": None, "Inserted": False},
+                          applied=lambda now: not _is_inserted(now))
     if lost:
         what = "EjectMedia of %s" % path
         after = checked_device(client, path, client.get(path, cached=False))

@@ -72,3 +72,13 @@ def test_check_mode_sends_only_reads(monkeypatch, capsys):
                          {"bmc-1": fake}, check_mode=True)
     assert not failed and result["changed"] is True
     assert set(c["method"] for c in fake.sent) == {"GET"}
+
+
+def test_a_bad_image_url_fails_the_task_before_any_bmc_is_contacted(monkeypatch, capsys):
+    fakes = {"bmc-1": bmc(), "bmc-2": bmc()}
+    nodes = [dict(baseuri="bmc-1"), dict(baseuri="bmc-2")]
+    result, failed = run(monkeypatch, capsys, redfish_provision,
+                         dict(BASE, nodes=nodes, image_url="file:///srv/x.iso", boot_target="cd"),
+                         fakes)
+    assert failed and result["msg"].startswith("image_url 'file:///srv/x.iso' is not an http://")
+    assert "fix: " in result["msg"] and all(f.sent == [] for f in fakes.values())

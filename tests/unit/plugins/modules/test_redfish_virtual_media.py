@@ -38,3 +38,19 @@ def test_check_mode(monkeypatch, capsys):
     result, failed = run(monkeypatch, capsys, redfish_virtual_media,
                          dict(BASE, baseuri="bmc-1", image_url=ISO), {"bmc-1": fake}, check_mode=True)
     assert not failed and result["changed"] and not fake.calls("POST")
+
+
+def test_a_bad_image_url_fails_the_task_before_any_bmc_is_contacted(monkeypatch, capsys):
+    fake = bmc()
+    result, failed = run(monkeypatch, capsys, redfish_virtual_media,
+                         dict(BASE, baseuri="bmc-1", image_url="http:///x.iso"), {"bmc-1": fake})
+    assert failed and result["msg"].startswith("image_url 'http:///x.iso' names no host")
+    assert fake.sent == [] and "nodes" not in result
+
+
+def test_eject_does_not_judge_the_image_url(monkeypatch, capsys):
+    """absent only compares it with what the BMC reports: any text is a fine filter."""
+    result, failed = run(monkeypatch, capsys, redfish_virtual_media,
+                         dict(BASE, baseuri="bmc-1", state="absent", image_url="nfs://x/y.iso"),
+                         {"bmc-1": bmc()})
+    assert not failed and result["changed"] is False

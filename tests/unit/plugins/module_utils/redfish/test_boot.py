@@ -131,4 +131,16 @@ def test_lost_patch_answer_is_judged_by_reading_back(rf, clock, applies):
         with pytest.raises(OutcomeUnknownError) as err:
             boot.set_boot(client, "1", "pxe", "once")
         assert "outcome is unknown" in err.value.msg and "target Hdd" in err.value.msg
-    assert len(transport.calls("PATCH", SYSTEM)) == 1
+    # Not applied: the re-read shows the fields as before, so one more copy is safe (it is
+    # lost too here); applied: the re-read shows it in place, nothing is sent again.
+    assert len(transport.calls("PATCH", SYSTEM)) == (1 if applies else 2)
+
+
+def test_a_line_break_in_the_bmc_allowed_values_keeps_the_error_on_one_line(rf):
+    transport = bmc(rf)
+    transport.tree[SYSTEM]["Boot"]["BootSourceOverrideTarget@Redfish.AllowableValues"] = [
+        "Hdd\nCd", "Usb\x85"]
+    with pytest.raises(UnsupportedValueError) as err:
+        boot.set_boot(rf.make_client(transport), "1", "pxe", "once")
+    assert "\n" not in err.value.msg and "\x85" not in err.value.msg
+    assert "Allowed: Hdd Cd, Usb" in err.value.msg

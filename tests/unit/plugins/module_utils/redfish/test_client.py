@@ -206,20 +206,11 @@ def test_no_answer_says_what_happened_and_the_one_fix(rf, generic, clock, kind, 
 
 @pytest.mark.parametrize("method, headers, safe", [
     ("GET", {}, True), ("HEAD", {}, True), ("POST", {}, False), ("DELETE", {}, False),
-    ("PATCH", {}, False), ("PATCH", {"If-Match": '"v1"'}, True), ("PATCH", {"If-Match": "*"}, False),
+    ("PATCH", {}, False), ("PATCH", {"If-Match": '"v1"'}, False), ("PATCH", {"If-Match": "*"}, False),
 ])
 def test_only_idempotent_requests_are_resent_after_a_lost_answer(method, headers, safe):
     from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.client import idempotent
     assert idempotent(method, headers) is safe
-
-
-def test_patch_with_if_match_is_resent_after_a_timeout(rf, generic, clock):
-    generic.on("GET", SYSTEM, rf.ok({"Id": "1"}, 200, {"ETag": '"v1"'}))
-    generic.on("PATCH", SYSTEM, [TransportError("t", kind="read_timeout"), rf.ok(None, 204)])
-    client = rf.make_client(generic, clock)
-    client.get(SYSTEM)
-    client.patch(SYSTEM, {"Boot": {}})
-    assert len(generic.calls("PATCH", SYSTEM)) == 2
 
 
 def test_post_500_is_not_resent(rf, generic, clock):
@@ -235,3 +226,58 @@ def test_a_redirect_is_not_followed_and_never_read_as_an_empty_resource(rf, gene
         rf.make_client(generic, clock).get(SYSTEM)
     assert "HTTP 307: a redirect to " + SYSTEM in err.value.msg and "not followed" in err.value.msg
     assert len(generic.calls("GET", SYSTEM)) == 1
+
+
+ODD_ERROR_BODIES = [
+    (b'{"error": "BIOS locked"}', "BIOS locked", None),
+    (b'{"error": {"@Message.ExtendedInfo": {"Message": "busy", "MessageId": "Base.1.Busy"}}}',
+     "busy", "Base.1.Busy"),
+    (b'{"error": {"@Message.ExtendedInfo": ["not an object", 3], "message": "bad"}}', "bad", None),
+    (b'{"error": {"@Message.ExtendedInfo": ["only text"]}}', "only text", None),
+    (b'{"error": {"@Message.ExtendedInfo": [], "code": 5}}', "", "5"),
+    (b'{"error": {"@Message.ExtendedInfo": [{"Message": {"x": 1}, "MessageId": ["y"]}]}}', "", None),
+    (b'{"error": null}', "", None),
+    (b'{"message": "no error wrapper"}', "no error wrapper", None),
+    (b'"a JSON string"', "a JSON string", None),
+    (b"42", "42", None),
+    (b"null", "", None),
+    (b"[1, 2]", "", None),
+    (b"<html><head><title>502 Bad Gateway</title></head>\n<body>nginx</body></html>",
+     "502 Bad Gateway nginx", None),
+    (b"\xff\xfe broken", "broken", None),
+    (b"[" * 100000, "[[[", None),
+    (b"", "", None),
+]
+
+
+@pytest.mark.parametrize("body, message, message_id", ODD_ERROR_BODIES)
+def test_odd_error_bodies_keep_status_method_url_and_add_what_can_be_read(
+        rf, generic, clock, body, message, message_id):
+    from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.client import Response
+    generic.on("PATCH", SYSTEM, Response(400, {}, body))
+    with pytest.raises(BmcHTTPError) as err:
+        rf.make_client(generic, clock).request("PATCH", SYSTEM, {"Boot": {}})
+    msg = err.value.msg
+    assert "rejected PATCH %s with HTTP 400" % SYSTEM in msg and "node-1" in msg
+    assert (err.value.details["status"], err.value.details["method"], err.value.details["url"]) == (
+        400, "PATCH", SYSTEM)
+    assert message in msg and "\n" not in msg and len(msg) < 600
+    assert err.value.details["message_id"] == message_id
+
+
+@pytest.mark.parametrize("kind, says, fix", [
+    ("plain_http", "answered plain HTTP, not TLS, on that port", "http:// only if this BMC"),
+    ("dns", "cannot resolve host bmc-1.example.net", "in the rack description"),
+])
+def test_plain_http_and_dns_are_named_and_not_retried(rf, generic, clock, kind, says, fix):
+    from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.transport import KINDS
+    text = KINDS[kind] + (" bmc-1.example.net (Name or service not known)" if kind == "dns"
+                          else " (wrong version number (_ssl.c:1006))")
+    generic.on("GET", SYSTEM, TransportError(text, retryable=False, sent=False, kind=kind))
+    with pytest.raises(BmcConnectionError) as err:
+        rf.make_client(generic, clock).get(SYSTEM)
+    msg = err.value.msg
+    assert says in msg and fix in msg and "node-1" in msg and "\n" not in msg
+    assert "Set ca_path" not in msg and "connection refused" not in msg
+    assert len(generic.calls("GET", SYSTEM)) == 1 and clock.sleeps == []
+    assert err.value.details["cause"] == kind

@@ -114,3 +114,14 @@ def test_failed_first_step_says_nothing_changed(rf):
         pv.provision(rf.make_client(transport), "1", "cd", image_url=ISO)
     assert "step media; nothing had been changed on the node" in exc.value.msg
     assert not transport.calls("PATCH")
+
+
+@pytest.mark.parametrize("url", ["file:///srv/x.iso", "", "http:///x.iso"])
+def test_a_bad_image_url_is_refused_before_anything_is_sent(rf, url):
+    from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.errors import (
+        ParameterError,
+    )
+    transport = bmc(rf)
+    with pytest.raises(ParameterError) as err:
+        pv.provision(rf.make_client(transport), "1", "cd", image_url=url)
+    assert transport.sent == [] and "image_url" in err.value.msg and "fix: " in err.value.msg

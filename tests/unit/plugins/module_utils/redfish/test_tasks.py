@@ -42,3 +42,29 @@ def test_task_that_never_ends_times_out(rf, generic, clock):
 def test_202_without_monitor_is_an_unknown_outcome(rf, generic):
     with pytest.raises(BmcResponseError, match="no task monitor"):
         wait_task(rf.make_client(generic), rf.ok({}, 202), "reset")
+
+
+@pytest.mark.parametrize("messages, shown", [
+    ("disk full", "disk full"), ({"Message": "disk full"}, "disk full"),
+    (["disk full", 7, None, {"Message": ["x"]}], "disk full"), (None, "ended Exception: Exception"),
+    ([{"Message": "line one\nline two"}], "line one line two"),
+])
+def test_failed_task_with_odd_messages_still_fails_with_its_state(rf, generic, messages, shown):
+    generic.on("GET", MONITOR, rf.ok({"TaskState": "Exception", "Messages": messages}))
+    with pytest.raises(TaskFailedError) as err:
+        wait_task(rf.make_client(generic), accepted(rf), "InsertMedia")
+    assert shown in err.value.msg and "\n" not in err.value.msg
+
+
+@pytest.mark.parametrize("task", [{"TaskState": ["Exception"]}, {"TaskState": {"x": 1}}])
+def test_task_state_of_the_wrong_type_is_a_named_error(rf, generic, task):
+    generic.on("GET", MONITOR, rf.ok(task))
+    with pytest.raises(BmcResponseError) as err:
+        wait_task(rf.make_client(generic), accepted(rf), "InsertMedia")
+    assert "TaskState" in err.value.msg and MONITOR in err.value.msg
+
+
+def test_task_monitor_of_the_wrong_type_is_a_named_error(rf, generic):
+    with pytest.raises(BmcResponseError) as err:
+        wait_task(rf.make_client(generic), rf.ok({"@odata.id": {"x": 1}}, 202), "reset")
+    assert "@odata.id" in err.value.msg

@@ -2,7 +2,7 @@ import pytest
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish import virtual_media as vm
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.errors import (
-    DiscoveryError, UnsupportedValueError,
+    DiscoveryError, ParameterError, UnsupportedValueError,
 )
 
 ISO = "http://images.example.net/gpufleet-2026.06.2.iso"
@@ -132,3 +132,34 @@ def test_eject_only_the_named_image_and_always_with_a_body(rf):
     ("http://x/boot", "cd")])
 def test_media_type_from_url(url, expected):
     assert vm.media_type_for(url) == expected
+
+
+BAD_IMAGE_URLS = [
+    ("file:///srv/images/x.iso", "scheme file:"), ("ftp://images/x.iso", "scheme ftp:"),
+    ("nfs://images/export/x.iso", "scheme nfs:"), ("", "is empty"), ("   ", "is empty"),
+    ("http:///x.iso", "names no host"), ("https://", "names no host"),
+    ("images.example.net/x.iso", "no scheme"), ("http://images/x y.iso", "space"),
+    ("http://images:port/x.iso", "not a valid URL"), (None, "not a string"),
+]
+
+
+@pytest.mark.parametrize("url, problem", BAD_IMAGE_URLS)
+def test_an_image_url_the_bmc_cannot_fetch_is_refused_before_anything_is_sent(rf, url, problem):
+    transport = bmc(rf)
+    with pytest.raises(ParameterError) as err:
+        vm.insert_media(rf.make_client(transport), "1", url)
+    assert transport.sent == []
+    assert err.value.msg.startswith("image_url ") and problem in err.value.msg
+    assert "fix: " in err.value.msg and err.value.details["option"] == "image_url"
+
+
+@pytest.mark.parametrize("url", ["http://images/x.iso", "HTTPS://images.example.net:8443/a/x.iso?t=1",
+                                 "http://[fd00::1]/x.iso"])
+def test_http_and_https_image_urls_are_accepted(url):
+    assert vm.check_image_url(url) == url
+
+
+def test_a_password_in_a_refused_image_url_is_not_shown():
+    with pytest.raises(ParameterError) as err:
+        vm.check_image_url("ftp://deploy:hunter2@images/x.iso")
+    assert "hunter2" not in err.value.msg and "deploy:***@images" in err.value.msg
