@@ -1,6 +1,8 @@
 """``gpufleet ledger migrate|copy|check``: administer the lifecycle ledger (SQLite or PostgreSQL).
 
-A ledger is a file path (SQLite) or a ``postgresql://`` URL. Keep the password out of the
+A ledger is a file path (SQLite) or a ``postgresql://`` URL. ``check`` and the source of
+``copy`` only read (an SQLite file needs no write access); a location holding no ledger is an
+error naming it and the fix, never "0 problem(s)". Keep the password out of the
 URL: use $GPUFLEET_LEDGER_PASSWORD, $PGPASSWORD or ~/.pgpass (a password in the URL is
 masked in every line printed).
 """
@@ -52,9 +54,8 @@ def run_copy(args):
 
 
 def run_check(args):
-    from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger import Ledger
-
-    book = Ledger(_location(args.ledger), dry_run=True, password=_password())
+    # Read-only: no write access needed, nothing created, migrated or written.
+    book = _admin().open_existing(_location(args.ledger), password=_password())
     try:
         problems = _admin().check(book)
     finally:

@@ -51,7 +51,8 @@ def open_ledger(module, read_only=False):
             and not os.path.isfile(ledger_location.expand(location)):
         raise LedgerError("No lifecycle ledger at %s. Run playbooks/enroll.yml first or pass the "
                           "right ledger path." % location, ledger=location)
-    return Ledger(location, dry_run=module.check_mode or read_only,
+    # A reader opens an SQLite file read-only: it needs no write access to the file or folder.
+    return Ledger(location, dry_run=module.check_mode, read_only=read_only,
                   password=module.params.get("ledger_password"))
 
 

@@ -54,13 +54,13 @@ def _row(columns, values, times=("updated_at", "at")):
     return record
 
 
-def _backend(location, busy_timeout, dry_run, password):
+def _backend(location, busy_timeout, dry_run, password, read_only):
     if ledger_location.is_postgres(location):
         # Imported here so an SQLite-only controller never needs psycopg.
         from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger_postgres import (
             PostgresBackend)
         return PostgresBackend(location, busy_timeout, dry_run, password)
-    return SqliteBackend(ledger_location.expand(location), busy_timeout, dry_run)
+    return SqliteBackend(ledger_location.expand(location), busy_timeout, dry_run, read_only)
 
 
 class Ledger:
@@ -68,13 +68,15 @@ class Ledger:
 
     ``location`` is a file path or a ``postgresql://`` URL; ``password`` (optional) is the
     PostgreSQL role's password when the URL does not carry it. ``path`` is the location as
-    shown to people: the password of a URL is masked.
+    shown to people: the password of a URL is masked. ``read_only`` is check mode for a
+    reader: an SQLite file is opened read-only (no write access needed) and must exist.
     """
 
-    def __init__(self, location, clock=time.time, busy_timeout=60.0, dry_run=False, password=None):
+    def __init__(self, location, clock=time.time, busy_timeout=60.0, dry_run=False, password=None,
+                 read_only=False):
         self.clock = clock
-        self.dry_run = dry_run
-        self.backend = _backend(location, busy_timeout, dry_run, password)
+        self.dry_run = dry_run = dry_run or read_only
+        self.backend = _backend(location, busy_timeout, dry_run, password, read_only)
         self.path = self.backend.display
         self.exists = self.backend.exists
         self._pending = []
@@ -97,6 +99,12 @@ class Ledger:
         """The schema version recorded in the ledger (0: empty)."""
         if self.backend.table_exists(cur, "ledger_meta"):
             row = cur.execute("SELECT value FROM ledger_meta WHERE key = 'schema_version'").fetchone()
+            if row and not str(row[0]).isdigit():
+                raise LedgerError(ledger_location.one_line(
+                    "The ledger at %s records schema version %r, not a number: the file is damaged or "
+                    "not a gpufleet ledger; fix: pass the ledger path the controller uses, or restore "
+                    "it as docs/reliability.md (Ledger recovery) describes" % (self.path, row[0])),
+                    ledger=self.path)
             if row:
                 return int(row[0])
         return self.backend.legacy_version(cur)

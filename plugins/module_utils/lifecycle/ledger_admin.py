@@ -4,8 +4,11 @@
 
 The controller package exposes these as ``gpufleet ledger migrate|copy|check``.
 
-- ``migrate`` brings a ledger to this collection's schema version (1 -> 2 today) in one
-  transaction and says what it did.
+- ``migrate`` brings a ledger to this collection's schema version (1 -> 2 -> 3) in one
+  transaction and says what it did. An SQLite path must hold a ledger already: a missing
+  path is refused (a new ledger needs no migration; the first writing task creates it).
+- ``open_existing`` opens a ledger for reading (``check``, the source of ``copy``): nothing is
+  written, an SQLite file needs no write access, and a location holding no ledger is refused.
 - ``copy`` moves every table, ids included, into an empty destination in one destination
   transaction, then compares row counts and per-table checksums of source and destination;
   a mismatch rolls nothing back silently: it raises, and the destination is left empty.
@@ -19,17 +22,42 @@ __metaclass__ = type
 
 import hashlib
 import json
+import os
 
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import ledger_location, ledger_sqlite
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.errors import LedgerError
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger import Ledger
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger import SCHEMA_VERSION, Ledger
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger_schema import (
     IDENTITY_TABLES, TABLES)
 
-__all__ = ["migrate", "copy", "check", "table_summary"]
+__all__ = ["migrate", "copy", "check", "table_summary", "open_existing"]
+
+
+def open_existing(location, password=None):
+    """The ledger at ``location`` opened read-only; a location holding no ledger is refused."""
+    book = Ledger(location, read_only=True, password=password)
+    if book.found_version == 0:  # a PostgreSQL database (schema) without the ledger's tables
+        book.close()
+        raise LedgerError(ledger_location.one_line("No gpufleet ledger at %s: no table 'nodes'; fix: %s"
+                                                   % (book.path, ledger_sqlite.FIX_PATH)), ledger=book.path)
+    return book
+
+
+def _refuse_missing_file(location):
+    """An SQLite path to migrate must hold a ledger; anything else is refused before writing."""
+    path = ledger_location.expand(location)
+    if not os.path.exists(path):
+        raise LedgerError(ledger_location.one_line(
+            "No lifecycle ledger at %s: nothing to migrate (a new ledger needs none: the first task "
+            "that writes to it creates it at schema version %d); fix: %s"
+            % (path, SCHEMA_VERSION, ledger_sqlite.FIX_PATH)), ledger=path)
+    ledger_sqlite.identify(path)
 
 
 def migrate(location, password=None):
     """Bring the ledger at ``location`` to the current schema; returns {before, after, ledger}."""
+    if not ledger_location.is_postgres(location):
+        _refuse_missing_file(location)
     book = Ledger(location, password=password)  # opening for writing runs the migrations
     try:
         with book.transaction(write=False) as cur:
@@ -71,10 +99,15 @@ def table_summary(book, cur=None):
 def copy(src, dst, force=False, src_password=None, dst_password=None):
     """Copy every record from ledger ``src`` to ledger ``dst`` (paths or URLs); returns the summary.
 
-    ``dst`` must hold no records unless ``force`` (then its records are replaced).
+    ``dst`` must hold no records unless ``force`` (then its records are replaced). ``src``
+    must hold a ledger: a missing path is refused, never taken for an empty ledger.
     """
-    source = Ledger(src, dry_run=True, password=src_password)  # never writes the source
-    target = Ledger(dst, password=dst_password)
+    source = open_existing(src, password=src_password)  # never writes the source
+    try:
+        target = Ledger(dst, password=dst_password)
+    except BaseException:
+        source.close()
+        raise
     try:
         with source.transaction(write=False) as scur:
             expected = table_summary(source, scur)

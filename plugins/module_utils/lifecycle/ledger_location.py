@@ -17,7 +17,7 @@ try:
 except ImportError:  # pragma: no cover - Python 2 is not supported by the ledger
     parse_qsl = unquote = urlencode = urlsplit = urlunsplit = None
 
-__all__ = ["is_postgres", "mask", "password_of", "secrets_of", "scrub", "expand", "MASK"]
+__all__ = ["is_postgres", "mask", "password_of", "secrets_of", "scrub", "one_line", "expand", "MASK"]
 
 MASK = "********"
 _SCHEMES = ("postgresql://", "postgres://")
@@ -73,9 +73,19 @@ def mask(location):
 
 
 def scrub(text, *secrets):
-    """``text`` with every non-empty secret (raw and URL-quoted forms) replaced by the mask."""
+    """``text`` with every non-empty secret (raw and URL-quoted forms) replaced by the mask,
+    on one line (see ``one_line``)."""
     text = str(text)
     for secret in secrets:
         if secret:
             text = text.replace(secret, MASK)
-    return text
+    return one_line(text)
+
+
+def one_line(text):
+    """``text`` with control characters escaped (``\\x1c``), so an error stays one line.
+
+    A driver's error may quote bytes of a damaged file, and a path may hold a newline.
+    """
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                   for c in str(text))

@@ -28,3 +28,10 @@ def test_paths_expand_and_urls_stay():
     assert loc.expand("~/l.sqlite").endswith("/l.sqlite") and not loc.expand("~/l.sqlite").startswith("~")
     assert loc.expand("postgresql://u:$x@h/d") == "postgresql://u:$x@h/d"
     assert loc.is_postgres("PostgreSQL://h/d") and not loc.is_postgres("/tmp/postgresql.sqlite")
+
+
+def test_scrub_keeps_an_error_on_one_line():
+    # A driver error may quote bytes of a damaged file; a path may hold a newline.
+    text = loc.scrub("malformed schema (x\x1cy)\nat /tmp/a\rb", "nothing")
+    assert text.splitlines() == [text] and "\\x1c" in text and "\\n" in text
+    assert loc.one_line("ledger é.sqlite") == "ledger é.sqlite"
