@@ -7,8 +7,8 @@ test-gate-unit: venv collection ## run the gate runner/phases/report/module/eval
 	  tests/unit/plugins/module_utils/gate/test_tpm.py tests/unit/plugins/module_utils/gate/test_measure.py \
 	  tests/unit/plugins/module_utils/gate/test_runner_hang.py tests/unit/gpufleet/test_gate_evaluate.py $(PYTEST_ARGS)
 
-test-gate-bad-input: venv collection ## property-based tests of every gate parser and the profile loader (GPUFLEET_HYPOTHESIS_EXAMPLES=200 inputs per test)
-	$(PY) -m pytest tests/unit/plugins/module_utils/gate/test_bad_input.py $(PYTEST_ARGS)
+test-gate-bad-input: venv collection ## property-based tests of every gate parser, the profile loader and gate evaluate (GPUFLEET_HYPOTHESIS_EXAMPLES inputs per test)
+	$(PY) -m pytest tests/unit/plugins/module_utils/gate/test_bad_input.py tests/unit/gpufleet/test_gate_evaluate_bad_input.py $(PYTEST_ARGS)
 
 test-gate: test-gate-unit test-gate-bad-input ## run the gate unit tests, the hwsim format tests and the lab integration test (about 2 min)
 	$(PY) -m pytest tests/integration/gate $(PYTEST_ARGS)

@@ -114,10 +114,25 @@ def nvidia_smi_query(texts, ctx):
 
 
 def nvlink_status(texts, ctx):
+    if not _single(texts).strip():
+        return {"nvlink_links": _no_nvlink(ctx)}
     status = parse_nvlink_status(_single(texts))
     if not status.gpus:
         raise ParseError("nvidia-smi nvlink --status", "at least one GPU", why="no GPU was listed")
     return {"nvlink_links": (dict(status.active_links()), ())}
+
+
+def _no_nvlink(ctx):
+    """``nvidia-smi nvlink --status`` printed nothing: no GPU reports an NVLink link, judged as 0 links."""
+    result = judge("nvlink_links", 0, ctx.profile, (("gpus", 0),))
+    what = ("no NVLink links reported: nvidia-smi nvlink --status printed nothing, so the GPUs have no NVLink "
+            "or their links are down or disabled")
+    if result.passed:
+        return dataclasses.replace(result, reason="nvlink_links: %s, as the profile allows" % what)
+    return dataclasses.replace(result, reason=(
+        "nvlink_links: %s; the profile expects at least %s links per GPU. Check the GPUs' NVLink (nvidia-smi "
+        "topo -m, the fabric manager on NVSwitch systems), or judge a node without NVLink by a profile without "
+        "nvlink_links" % (what, result.threshold)))
 
 
 def dcgm_diag(texts, ctx):
@@ -183,6 +198,16 @@ def _nccl_row(result, ctx, check):
     return max(counted, key=lambda row: row.size)
 
 
+def _nccl_row_if_any(result, ctx, check):
+    """The row that would be judged, for the report; None when the table could not be read."""
+    if not result.rows:
+        return None
+    try:
+        return _nccl_row(result, ctx, check)
+    except ParseError:
+        return None
+
+
 def _nccl_failure(check, ctx, row, result, details):
     """A failure that is a fact, not a number: corrupted data, or ranks that never talked."""
     wrong = result.wrong_total()
@@ -190,22 +215,52 @@ def _nccl_failure(check, ctx, row, result, details):
         why = ("nccl-tests reported corrupted results (#wrong total %d, out of bounds %d): a GPU or link "
                "computes wrong data" % (wrong, result.out_of_bounds))
     elif row.oop_busbw == 0 and row.oop_algbw > 0:
-        why = ("busbw is 0 at %d bytes although algbw is %s GB/s: each process ran alone as a single rank, "
-               "which is what nccl-tests built without MPI prints under mpirun; rebuild nccl-tests with "
-               "MPI=1" % (row.size, row.oop_algbw))
+        # busbw = algbw x 2(n-1)/n: 0 with algbw > 0 means n = 1, even without the header's rank lines.
+        return _nccl_rank_failure(check, ctx, result, details, row)
     else:
         return None
+    return _nccl_failed(check, ctx, row.oop_busbw, why, details)
+
+
+def _nccl_rank_failure(check, ctx, result, details, row=None):
+    """One rank measures no bandwidth between GPUs: say whether one process or several ran so."""
+    if result.runs > 1:
+        why = ("%d processes each ran as rank 0 of 1: nccl-tests built without MPI (MPI=1) was launched under "
+               "mpirun, so each process ran alone and none measured bandwidth between GPUs; fix: rebuild "
+               "nccl-tests with MPI=1 (make MPI=1 MPI_HOME=<MPI folder>), or run one process with -g <GPUs "
+               "per node>" % result.runs)
+    else:
+        why = ("the run had a single rank (one process, one GPU): all_reduce busbw is 0 by definition with one "
+               "rank (busbw = algbw x 2(n-1)/n), so it measures no bandwidth between GPUs; fix: %s"
+               % _nccl_rank_fix(check, ctx))
+    busbw = row.oop_busbw if row is not None else None
+    return _nccl_failed(check, ctx, busbw, why, details)
+
+
+def _nccl_rank_fix(check, ctx):
+    threshold = ctx.threshold("gpu_count")
+    gpus = int(threshold.limit) if threshold is not None else int(ctx.opt("gpus_per_node", 8))
+    if check == "nccl_multi_node":
+        return ("launch the profile's rank count, one rank per GPU on every node (mpirun -np <nodes x %d> "
+                "all_reduce_perf -g 1, with nccl-tests built with MPI=1)" % gpus)
+    return "run all_reduce_perf with all GPUs of the node (-g %d, the profile's GPU count)" % gpus
+
+
+def _nccl_failed(check, ctx, measured, why, details):
     threshold = ctx.threshold(check)
-    return CheckResult(check, threshold.phase, row.oop_busbw, threshold.limit, threshold.unit, FAIL,
+    return CheckResult(check, threshold.phase, measured, threshold.limit, threshold.unit, FAIL,
                        "%s: %s" % (check, why), details)
 
 
 def nccl(check):
     def extract(texts, ctx):
         result = parse_nccl(_single(texts))
-        row = _nccl_row(result, ctx, check)
-        details = (("message_size", row.size), ("nranks", result.nranks), ("format", result.table_format),
+        details = (("nranks", result.nranks), ("runs", result.runs), ("format", result.table_format),
                    ("footer_avg_busbw", result.avg_busbw))
+        if result.nranks == 1:  # fails whatever the rows say; the row only shows what was measured
+            return {check: _nccl_rank_failure(check, ctx, result, details, _nccl_row_if_any(result, ctx, check))}
+        row = _nccl_row(result, ctx, check)
+        details = (("message_size", row.size),) + details
         failure = _nccl_failure(check, ctx, row, result, details)
         return {check: failure or (row.oop_busbw, details)}
     return extract

@@ -19,7 +19,7 @@ from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.catalog im
     GATE_PHASES, LOCAL_CHECKS, PHASES, check_spec,
 )
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.errors import GateError
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.runner import MISSING, START_FAILED
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.runner import EMPTY, MISSING, START_FAILED
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.results import (
     FAIL, PASS, SKIP, CheckResult, failed_closed)
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.judging import judge
@@ -146,6 +146,8 @@ def _attempts(probe, checks, ctx):
 
 def _run_failure(probe, run):
     """Why a run yields no measurement: the runner's error, or a non-zero exit the tool means as failure."""
+    if run.error == EMPTY and probe.empty_is_output and run.rc == 0:
+        return None  # the extractor says what printing nothing means
     if run.error:
         return run.reason
     if run.rc not in (0, None) and probe.rc_is_verdict:

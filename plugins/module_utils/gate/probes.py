@@ -225,6 +225,8 @@ class Probe:
     ``extract(texts, ctx)`` parses the saved outputs into {check: (measured, details)}.
     ``rc_is_verdict`` False: the exit status is not a verdict (dcgmi exits non-zero when a
     test fails and its JSON says which; gpu-burn's exit code is unreliable).
+    ``empty_is_output`` True: an empty stdout with exit status 0 is a result the extractor
+    judges, not a failed run (``nvidia-smi nvlink --status`` prints nothing without NVLink).
     """
 
     name: str
@@ -233,6 +235,7 @@ class Probe:
     args: Optional[Callable]
     extract: Callable
     rc_is_verdict: bool = True
+    empty_is_output: bool = False
 
     @property
     def checks(self):
@@ -256,7 +259,8 @@ PROBES = (
     Probe("dmesg", "run", "dmesg", fixed(), measure.kernel_log),
     Probe("dcgm_diag", "run", "dcgmi", dcgm_args, measure.dcgm_diag, rc_is_verdict=False),
     Probe("gpu_burn", "run", "gpu_burn", gpu_burn_args, measure.gpu_burn, rc_is_verdict=False),
-    Probe("nvidia_smi_nvlink", "run", "nvidia-smi", fixed("nvlink", "--status"), measure.nvlink_status),
+    Probe("nvidia_smi_nvlink", "run", "nvidia-smi", fixed("nvlink", "--status"), measure.nvlink_status,
+          empty_is_output=True),
     Probe("nvbandwidth_d2d", "run", "nvbandwidth", nvbandwidth_args("nvbandwidth_d2d"),
           measure.nvbandwidth("nvbandwidth_d2d")),
     Probe("nvbandwidth_h2d", "run", "nvbandwidth", nvbandwidth_args("nvbandwidth_h2d"),

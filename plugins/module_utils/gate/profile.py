@@ -93,20 +93,59 @@ def profile_path(name, root):
 
 
 def load_profile(path):
-    """Read and validate a YAML profile file (controller side; PyYAML ships with ansible-core)."""
-    import yaml  # imported here: target hosts receive profiles as dicts and never need PyYAML
+    """Read and validate a YAML profile file (controller side; PyYAML ships with ansible-core).
+
+    The strict reader refuses what PyYAML's ``safe_load`` would take silently: a key given
+    twice (the last one would win, so a profile could be loosened unseen), alias bombs,
+    deep nesting, non-UTF-8 text and non-regular or oversized files.
+    """
+    # Imported here: target hosts receive profiles as dicts and never need PyYAML.
+    from ansible_collections.gpufleet.baremetal.plugins.module_utils import strict_yaml
     name = os.path.splitext(os.path.basename(path))[0]
     try:
-        with open(path) as handle:
-            data = yaml.safe_load(handle)
-    except (IOError, OSError) as exc:
-        raise ProfileError(name, path, "the file cannot be read (%s)" % exc,
-                           "Pass an existing profile file or one of profiles/gate/*.yml")
-    except UnicodeDecodeError as exc:
-        raise ProfileError(name, path, "the file is not UTF-8 text (%s)" % exc, "Save the profile as UTF-8 YAML")
-    except yaml.YAMLError as exc:
-        raise ProfileError(name, path, "it is not valid YAML (%s)" % exc, "Fix the YAML syntax")
+        data = strict_yaml.load_file(path)
+    except strict_yaml.StrictYamlError as exc:
+        raise _yaml_error(name, path, exc)
     return profile_from_dict(data, name)
+
+
+def _yaml_error(name, path, exc):
+    """The strict reader's error as a ``ProfileError``: the key path (for a duplicate), file and line."""
+    where = path if exc.line is None else "%s line %d" % (path, exc.line)
+    if exc.problem.startswith("cannot read it"):
+        return ProfileError(name, where, "the file cannot be read" + exc.problem[len("cannot read it"):],
+                            "Pass an existing profile file or one of profiles/gate/*.yml")
+    if "appears twice" in exc.problem:
+        key = _key_path_at(path, exc.line)
+        where = "%s (%s)" % (key, where) if key else where
+    fix = exc.fix[:1].upper() + exc.fix[1:]
+    return ProfileError(name, where, exc.problem, fix)
+
+
+def _key_path_at(path, line):
+    """Dotted path of the key given a second time on ``line`` (``checks.xid.deny``); None if not found.
+
+    Only called after the strict reader accepted the file's size, encoding and depth.
+    """
+    import yaml
+    try:
+        with open(path, "rb") as handle:
+            root = yaml.compose(handle.read().decode("utf-8"), Loader=yaml.SafeLoader)
+    except (OSError, ValueError, yaml.YAMLError):
+        return None
+    stack = [(root, ())]
+    while stack:
+        node, prefix = stack.pop()
+        if not isinstance(node, yaml.MappingNode):
+            continue
+        seen = set()
+        for key_node, value_node in node.value:
+            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
+            if key in seen and key_node.start_mark.line + 1 == line:
+                return ".".join(prefix + (key,))
+            seen.add(key)
+            stack.append((value_node, prefix + (str(key),)))
+    return None
 
 
 def profile_from_dict(data, name):

@@ -7,9 +7,15 @@ Two table formats exist. Legacy (before nccl-tests 2.10): no ``root`` column and
 ``root`` column and ``#wrong`` (count of wrong elements), often after a
 ``# nccl-tests version`` header. The footer gives out-of-bounds values and the average
 bus bandwidth; the average mixes every message size, so checks read the row at the
-profile's message size instead. A build without MPI launched under ``mpirun`` prints
-one single-rank run per process with a busbw of 0: the parser reports that (``runs``,
-``nranks``) and the judgement rejects it.
+profile's message size instead.
+
+``nranks`` counts the ``#  Rank N ... Pid P ... device D`` lines of the run. One rank (one
+process, ``-g 1``) is a valid run whose all_reduce busbw is 0 by definition
+(busbw = algbw x 2(n-1)/n). A build without MPI launched under ``mpirun`` prints one
+single-rank run per process, sequential or interleaved line by line (N copies of the header
+and of the table): the parser recognises it from N ``# nThread 1 nGpus 1`` headers or N
+rank-0 lines, and returns ``runs`` = N and ``nranks`` = 1 even when the interleaved table
+cannot be read (``rows`` is then empty). The judgement names either cause.
 
 Captures from job logs often start at the first result row, without the ``#`` header
 lines. The table is then recognised from its rows: 13 columns (current) or 12 (legacy),
@@ -33,12 +39,14 @@ __all__ = ["NcclRow", "NcclResult", "parse_nccl"]
 
 TOOL = "nccl-tests"
 _VERSION = re.compile(r"^#\s*nccl-tests version\s+(\S+)")
-_RANK = re.compile(r"^#\s+Rank\s+\d+\s")
+_RANK = re.compile(r"^#\s+Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?(?:Pid\s+(\d+))?")
+_NTHREAD = re.compile(r"^#\s*nThread\s+(\d+)\s+nGpus\s+(\d+)")
 _OOB = re.compile(r"^#\s*Out of bounds values\s*:\s*(\d+)\s+(\S+)")
 _AVG = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(\S+)")
 _FAILURE = re.compile(r"(NCCL failure|CUDA failure|Test failure|Segmentation fault)")
 _DATA = re.compile(r"^\s*\d+\s+\d+\s+\S+")
 _WORD = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+_COMPLETED = "a completed run"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,8 +79,14 @@ class NcclResult:
     out_of_bounds_ok: bool
     avg_busbw: float
 
+    def separate_runs(self):
+        """True when several processes each ran alone as rank 0 of 1 (no MPI between them)."""
+        return self.runs > 1 and self.nranks == 1
+
     def row(self, size):
         """The row for ``size`` bytes, or ParseError saying which sizes were measured."""
+        if not self.rows:
+            raise ParseError(TOOL, "a result row for %d bytes" % size, why="no result row could be read")
         for row in self.rows:
             if row.size == size:
                 return row
@@ -94,6 +108,44 @@ class NcclResult:
 def parse_nccl(text):
     """nccl-tests output -> ``NcclResult`` (raises ``ParseError``)."""
     require_text(text, TOOL, "nccl-tests output")
+    processes, version = _single_rank_processes(text)
+    try:
+        result = _parse_table(text)
+    except ParseError as exc:
+        if processes < 2 or exc.expected == _COMPLETED:  # a failure nccl-tests reported stays the reason
+            raise
+        # Interleaved copies of one table cannot be read row by row; the cause is still known.
+        return NcclResult(table_format="unknown", version=version, nranks=1, runs=processes, rows=(),
+                          out_of_bounds=None, out_of_bounds_ok=False, avg_busbw=None)
+    if processes > 1:
+        result = dataclasses.replace(result, nranks=1, runs=max(result.runs, processes))
+    return result
+
+
+def _single_rank_processes(text):
+    """(N, version) when N >= 2 processes each printed a single-rank header, else (0 or 1, version).
+
+    Each nccl-tests process prints one ``# nThread T nGpus G`` line and, for a run of R
+    ranks, R ``#  Rank`` lines of which one is rank 0. An MPI run prints them once; N
+    processes without MPI print N headers, each with rank 0 only.
+    """
+    headers, ranks, rank0, version = [], set(), 0, None
+    for _line_no, line in numbered_lines(text):
+        match = _NTHREAD.match(line) or _RANK.match(line) or _VERSION.match(line)
+        if match is None:
+            continue
+        if match.re is _NTHREAD:
+            headers.append(int(match.group(1)) * int(match.group(2)))
+        elif match.re is _RANK:
+            ranks.add(int(match.group(1)))
+            rank0 += match.group(1) == "0"
+        else:
+            version = version or match.group(1)
+    single = ranks == {0} if ranks else bool(headers) and set(headers) == {1}
+    return (max(len(headers), rank0) if single else 0), version
+
+
+def _parse_table(text):
     state = {"format": None, "version": None, "ranks": 0, "runs": 0, "rows": [], "oob": None, "avg": None,
              "headerless": False, "tables": 0}
     for line_no, line in numbered_lines(text):
@@ -119,7 +171,7 @@ def _first_run(state):
 
 def _line(state, line_no, line):
     if _FAILURE.search(line):
-        raise ParseError(TOOL, "a completed run", line_no, line, why="nccl-tests reported a failure")
+        raise ParseError(TOOL, _COMPLETED, line_no, line, why="nccl-tests reported a failure")
     match = _VERSION.match(line)
     if match:
         state["version"] = match.group(1)

@@ -136,6 +136,32 @@ def test_shipped_h100_profile_judges_a_2g_capture():
     assert result.passed and dict(result.details)["message_size"] == 2147483648
 
 
+def test_nccl_single_rank_fails_as_one_rank_not_as_a_build_without_mpi():
+    """nccl-tests 2.19, one process, -g 1: busbw is 0 by definition, whatever the build."""
+    result = run("nccl_single_node", fixture("nccl", "2.19-single-rank-1xh100.txt"))["nccl_single_node"]
+    assert not result.passed and result.measured == 0.0
+    assert "a single rank" in result.reason and "busbw = algbw x 2(n-1)/n" in result.reason
+    assert "-g 8, the profile's GPU count" in result.reason  # the H100 profile's gpu_count
+    assert "MPI" not in result.reason
+
+
+def test_nccl_single_rank_on_the_multi_node_check_asks_for_one_rank_per_gpu():
+    checks = {"nccl_multi_node": {"min": 340, "unit": "GB/s", "message_size": "8G"}}
+    prof = profile_from_dict({"profile": "p", "checks": checks}, "p")
+    result = run("nccl_multi_node", fixture("nccl", "2.19-single-rank-1xh100.txt"), prof)["nccl_multi_node"]
+    assert not result.passed and "one rank per GPU on every node" in result.reason
+
+
+def test_nccl_interleaved_processes_without_mpi_name_the_build():
+    text = fixture("nccl", "2.19-nonmpi-mpirun-4proc-interleaved.txt")
+    result = run("nccl_single_node", text, nccl_profile(message_size="8G"))["nccl_single_node"]
+    assert not result.passed and result.measured is None
+    assert result.reason.startswith("nccl_single_node: 4 processes each ran as rank 0 of 1: ")
+    assert "nccl-tests built without MPI (MPI=1) was launched under mpirun" in result.reason
+    assert "rebuild nccl-tests with MPI=1" in result.reason and "run one process with -g" in result.reason
+    assert "Cannot parse" not in result.reason
+
+
 # --- 9: nvidia-smi formats and N/A ------------------------------------------------------------
 
 @pytest.mark.parametrize("name", ["550-xml-8xh100-healthy.txt", "550-csv-8xh100-remap.txt"])
@@ -166,3 +192,13 @@ def test_mig_na_rows_say_not_reported(name):
         assert "not reported by nvidia-smi for GPU0, GPU1, GPU2, GPU3" in reason, reason
         assert "Cannot parse" not in reason and "ran to completion" not in reason
         assert "MIG" in reason
+
+
+# --- NVLink: nothing printed ----------------------------------------------------------------
+
+@pytest.mark.parametrize("text", ["", "\n", "  \n\n"])
+def test_nvlink_status_printing_nothing_is_no_links_reported(text):
+    result = run("nvidia_smi_nvlink", text)["nvlink_links"]
+    assert not result.passed and result.measured == 0
+    assert result.reason.startswith("nvlink_links: no NVLink links reported: ")
+    assert "no NVLink or their links are down or disabled" in result.reason and "at least 18 links" in result.reason

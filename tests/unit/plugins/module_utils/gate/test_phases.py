@@ -173,6 +173,20 @@ def test_missing_tool_timeout_and_empty_output_fail_closed(tmp_path, answer, fra
     assert ("gpu_burn" in _saved) == (answer is not None)  # a tool that never started leaves no raw file
 
 
+@pytest.mark.parametrize("rc, fragment", [
+    (0, "nvlink_links: no NVLink links reported: nvidia-smi nvlink --status printed nothing"),
+    (9, "nvidia-smi exited 9 with no output"),  # a failed nvidia-smi stays a failed run
+])
+def test_nvlink_status_printing_nothing_is_judged_as_no_links(tmp_path, rc, fragment):
+    outputs, options = healthy(tmp_path)
+    outputs["nvidia_smi_nvlink"] = ToolRun("nvidia_smi_nvlink", ["nvidia-smi", "nvlink", "--status"], rc, "", "",
+                                           0.1, "empty", "nvidia_smi_nvlink: nvidia-smi exited %d with no output" % rc)
+    profile = dict(PROFILE, checks=dict(PROFILE["checks"], nvlink_links={"min": 18, "unit": "links"}))
+    outcome, _runner, _saved = gate(outputs, options, profile, run_all=True)
+    links = [r for p in outcome["phases"] for r in p["results"] if r.name == "nvlink_links"][0]
+    assert links.verdict == "fail" and fragment in links.reason and "exited 0" not in links.reason
+
+
 def test_nonzero_exit_fails_closed_except_where_the_output_is_the_verdict(tmp_path):
     outputs, options = healthy(tmp_path)
     outputs["nccl_single_node"] = ToolRun("nccl_single_node", [], 1, fixture(

@@ -140,3 +140,25 @@ def test_health_section_errors_name_the_key(section, key, fragment):
 @pytest.mark.parametrize("name", PROFILES)
 def test_every_shipped_profile_has_a_health_section(name):
     assert load_profile(shipped_path(name)).for_health().checks
+
+
+@pytest.mark.parametrize("text, key, line", [
+    # the second floor would have won silently: a profile loosened from 400 to 1 GB/s
+    ("profile: dup\nchecks:\n  nccl_single_node:\n    min: 400\n    unit: GB/s\n    min: 1\n",
+     "checks.nccl_single_node.min", 6),
+    ("profile: dup\nchecks: {xid: {deny: [79], unit: xid, deny: [1]}}\n", "checks.xid.deny", 2),
+    ("profile: dup\nchecks:\n  xid: {deny: [79], unit: xid}\nchecks:\n  xid: {deny: [1], unit: xid}\n", "checks", 4),
+])
+def test_duplicate_keys_are_refused_naming_the_key_and_line(tmp_path, text, key, line):
+    path = tmp_path / "dup.yml"
+    path.write_text(text)
+    with pytest.raises(ProfileError) as err:
+        load_profile(str(path))
+    assert err.value.key == "%s (%s line %d)" % (key, path, line)
+    assert "appears twice" in str(err.value) and "Keep one of the two keys" in str(err.value)
+
+
+def test_a_device_file_is_refused_as_a_profile():
+    with pytest.raises(ProfileError) as err:
+        load_profile("/dev/zero")
+    assert "not a regular file" in str(err.value)

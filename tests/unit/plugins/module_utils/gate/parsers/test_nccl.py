@@ -117,3 +117,50 @@ def test_real_legacy_capture_without_its_header_lines():
     bare = parse_nccl("\n".join(lines[first:]))
     assert bare.table_format == "legacy" and len(bare.rows) == 34
     assert bare.busbw_at(GIB8) == 235.26 and bare.row(GIB8).oop_wrong is None
+
+
+# nccl-tests 2.19 (hand-made from the print formats of NVIDIA/nccl-tests src/util.cu at 2.19.6:
+# "unalign" in the nThread line, "#  Rank  0 Group  0 Pid ..." lines, getFloatStr widths, so a
+# single rank's near-zero in-place time prints its algbw as "4e+06").
+
+def test_2_19_single_rank_is_one_rank_of_one_run():
+    result = parse_nccl(read("2.19-single-rank-1xh100.txt"))
+    assert (result.version, result.nranks, result.runs, len(result.rows)) == ("2.19.6", 1, 1, 4)
+    assert result.busbw_at(GIB8) == 0.0 and result.row(GIB8).oop_algbw == 1338.2
+    assert result.row(GIB8).ip_algbw == 3e7 and not result.separate_runs()
+
+
+def test_2_19_processes_without_mpi_interleaved_under_mpirun():
+    """4 header blocks, then 4 tables: each process flushes its header, then its table at exit."""
+    result = parse_nccl(read("2.19-nonmpi-mpirun-4proc-interleaved.txt"))
+    assert (result.nranks, result.runs, result.rows) == (1, 4, ())
+    assert result.separate_runs() and result.version == "2.19.6"
+    with pytest.raises(ParseError, match="no result row could be read"):
+        result.row(GIB8)
+
+
+def _by_line(texts):
+    """Copies of single-rank outputs interleaved line by line (mpirun with line-buffered output)."""
+    split = [t.split("\n") for t in texts]
+    return "\n".join(line for group in zip(*split) for line in group)
+
+
+def test_line_by_line_interleaving_is_recognised():
+    one = read("2.19-single-rank-1xh100.txt")
+    text = _by_line([one.replace("48213", str(pid)) for pid in (700, 701, 702)])
+    result = parse_nccl(text)
+    assert (result.nranks, result.runs) == (1, 3)
+
+
+def test_a_failure_in_interleaved_output_stays_the_reason():
+    one = read("2.19-single-rank-1xh100.txt")
+    failed = one.replace("# Out of bounds", "gpu-h100-07: Test NCCL failure common.cu:1050 'unhandled cuda error'\n"
+                                            "# Out of bounds")
+    with pytest.raises(ParseError, match="nccl-tests reported a failure"):
+        parse_nccl(_by_line([one, failed]))
+
+
+def test_ranks_of_one_mpi_run_are_not_separate_processes():
+    """8 ranks, 8 Pids (one process per GPU under MPI): one run, not 8 single-rank processes."""
+    result = parse_nccl(read("2.14-pass-8xh100-single-node.txt"))
+    assert (result.nranks, result.runs) == (8, 1) and not result.separate_runs()
