@@ -10,6 +10,8 @@ PACKAGES=(
   fio iperf3 rdma-core perftest swtpm tpm2-tools minisign shellcheck
   chromium
   gcc libc6-dev   # the lab's boot-time simulation (lab/hwsim/boottime)
+  # the installer ISO (gpufleet image installer), whole-disk images and the lab's machine node
+  cpio xorriso grub-efi-amd64-bin grub-pc-bin mtools gdisk dosfstools e2fsprogs qemu-system-x86 ovmf
 )
 missing=()
 for p in "${PACKAGES[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p"); done

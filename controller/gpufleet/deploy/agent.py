@@ -83,7 +83,7 @@ class Reporter:
                  "seconds": round(self.clock() - self._started, 1)}
         if detail:
             event.update(detail)
-        self.console("gpufleet-installer %s: %s %s%s" % (self.node, state, step,
+        self.console("gpufleet-installer %s [+%ss]: %s %s%s" % (self.node, event["seconds"], state, step,
                                                          (" " + json.dumps(detail, sort_keys=True)) if detail else ""))
         if not self.url:
             return False
