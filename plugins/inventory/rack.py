@@ -19,7 +19,13 @@ description:
     C(keyed_groups) add more.
   - Duplicate hostnames, BMC endpoints or addresses, overlapping subnets, a slot out of range,
     an unknown SKU or a missing field fail with an error naming the entry.
-  - The file name must end in C(.rack.yml) or C(.rack.yaml).
+  - The file name must end in C(.rack.yml) or C(.rack.yaml). It is read with a strict YAML reader
+    (no duplicate keys, bounded aliases and nesting, UTF-8 only); an empty file, unknown top-level
+    keys or a description without hosts are errors.
+  - A node's BMC address comes from the most specific level (node, rack, fleet) that sets
+    C(bmc.address) or C(bmc.network); an explicit address is never replaced by a derived one.
+  - Set C(any_unparsed_is_failed = True) in the C([inventory]) section of C(ansible.cfg) so that
+    an invalid description stops the run instead of leaving an empty inventory.
 extends_documentation_fragment:
   - ansible.builtin.constructed
 options:
@@ -37,9 +43,10 @@ options:
   fleet:
     description:
       - Fleet defaults. Keys C(hostname_pattern) (required; placeholders C({rack}), C({rack_index}),
-        C({slot})), C(domain), C(image_version) (required), C(sku), C(bmc) (C(address) pattern or
-        C(network), C(scheme), C(port), C(system_id), C(validate_certs), C(credentials) with
-        C(username) and C(password)) and C(host_vars).
+        C({slot}), each with at most a width such as C({slot:02d})), C(domain), C(image_version)
+        (required), C(sku), C(bmc) (C(address) pattern or C(network), not both on one level,
+        C(scheme), C(port), C(system_id), C(validate_certs), C(credentials) with C(username) and
+        C(password)) and C(host_vars).
     type: dict
     required: true
   fabric:
@@ -91,30 +98,65 @@ racks:
   - {name: r01, index: 1, slots: 4, sku: lab, nodes: all}
 """
 
-from ansible.errors import AnsibleParserError
+from ansible.errors import AnsibleError, AnsibleParserError
 from ansible.plugins.inventory import BaseInventoryPlugin, Constructable
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.inventory.errors import RackDescriptionError
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.inventory.rack import build_hosts
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.inventory.rack import build_hosts, load_description
+
+try:
+    from ansible.template import trust_as_template
+except ImportError:  # ansible-core before 2.19 has no template trust
+    trust_as_template = None
+
+
+def _trusted(value):
+    """``value`` with every string trusted for templating, as Ansible's loader marks a config file."""
+    if trust_as_template is None:
+        return value
+    if isinstance(value, dict):
+        return dict((key, _trusted(item)) for key, item in value.items())
+    if isinstance(value, list):
+        return [_trusted(item) for item in value]
+    return trust_as_template(value) if isinstance(value, str) else value
 
 
 class InventoryModule(BaseInventoryPlugin, Constructable):
     NAME = "gpufleet.baremetal.rack"
+    # The description is a local file the operator wrote, like a config file read by
+    # _read_config_data: its host vars (the vault references) may be templated.
+    trusted_by_default = True
 
     def verify_file(self, path):
         return super(InventoryModule, self).verify_file(path) and path.endswith((".rack.yml", ".rack.yaml"))
 
     def parse(self, inventory, loader, path, cache=True):
         super(InventoryModule, self).parse(inventory, loader, path, cache)
-        data = self._read_config_data(path)
         try:
-            hosts = build_hosts(data, self.get_option("allow_plaintext_credentials"))
+            desc = load_description(path)
+            self._set_options_from(desc)
+            hosts = build_hosts(desc, self.get_option("allow_plaintext_credentials"))
         except RackDescriptionError as exc:
             raise AnsibleParserError("%s: %s" % (path, exc.msg))
         strict = self.get_option("strict")
         self.inventory.add_group("gpufleet")
         for host in hosts:
             self._add_host(host, strict)
+
+    def _set_options_from(self, desc):
+        """What _read_config_data does after its (lenient) load: check ``plugin``, set options."""
+        names = getattr(self, "_redirected_names", None) or [self.NAME]
+        if desc.get("plugin") not in names:
+            raise RackDescriptionError("plugin", "%r is not this plugin" % (desc.get("plugin"),),
+                                       "Start the file with: plugin: %s" % self.NAME)
+        try:
+            self.set_options(direct=_trusted(desc), var_options=self._vars)
+        except AnsibleError as exc:  # an option of the wrong type, e.g. compose as a list
+            raise RackDescriptionError("(top level)", str(exc).rstrip("."), "Correct that option (see docs/inventory.md).")
+        unknown = sorted(str(key) for key in desc if key not in self._options)
+        if unknown:  # a misspelt option would otherwise be dropped without a word
+            raise RackDescriptionError("(top level)", "unknown keys %s" % ", ".join(unknown),
+                                       "Use only: %s." % ", ".join(sorted(self._options)))
 
     def _add_host(self, host, strict):
         name = host["name"]

@@ -11,11 +11,15 @@ __all__ = ["RackDescriptionError"]
 
 
 class RackDescriptionError(GpufleetError):
-    """The rack description is invalid; ``entry`` names the offending entry."""
+    """The rack description is invalid; ``entry`` names the offending entry (or YAML line).
+
+    The message reads "Rack description entry ENTRY is invalid: PROBLEM. Fix: FIX", so a user
+    (and a test) finds the fix after a fixed marker whatever the problem was.
+    """
 
     def __init__(self, entry, problem, fix, source=None):
         where = " in %s" % source if source else ""
-        msg = "Rack description entry %s%s is invalid: %s. %s" % (entry, where, problem, fix)
+        msg = "Rack description entry %s%s is invalid: %s. Fix: %s" % (entry, where, problem, fix)
         super(RackDescriptionError, self).__init__(msg, entry=entry, problem=problem)
         self.entry = entry
         self.problem = problem

@@ -5,6 +5,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import re
+
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.inventory.addressing import (
     offset_address, parse_network, rail_offset)
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.inventory.errors import RackDescriptionError
@@ -16,6 +18,7 @@ __all__ = ["MODES", "parse_fabric", "node_rails"]
 MODES = ("roce", "ib")
 # InfiniBand's smallest MTU (256) to the largest Ethernet jumbo frame (9216).
 MTU_RANGE = (256, 9216)
+_MAC = re.compile(r"^[0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2}){5}$")
 
 
 def _mode(value, entry):
@@ -53,12 +56,20 @@ def parse_fabric(desc):
 
 def _link(sku, node, rail_name, entry):
     """The SKU's link match for the rail (same PCI path on every node), updated by the node's."""
-    link = dict(sku.get("links", {}).get(rail_name) or {})
+    link = sku.get("links", {}).get(rail_name) or {}
     node_link = mapping(node, "rails", entry).get(rail_name) or {}
     if not isinstance(node_link, dict) or not isinstance(link, dict):
         raise RackDescriptionError("%s.rails.%s" % (entry, rail_name), "expected a mapping with mac or pci_path",
                                    "Write it as {mac: aa:bb:cc:dd:ee:ff} or {pci_path: pci-0000:17:00.0}.")
+    link = dict(link)
     link.update(node_link)
+    entry = "%s.rails.%s" % (entry, rail_name)
+    for key in ("mac", "pci_path", "interface"):
+        field(link, key, entry, str, None)
+    # Unquoted, YAML 1.1 reads some MACs (10:20:30:40:50:59) as base-60 integers.
+    if link.get("mac") is not None and not _MAC.match(link["mac"]):
+        raise RackDescriptionError(entry + ".mac", "%r is not a MAC address" % (link["mac"],),
+                                   "Write it as six hex pairs in quotes, e.g. mac: \"b8:ce:f6:00:00:07\".")
     return link
 
 

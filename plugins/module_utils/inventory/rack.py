@@ -2,8 +2,10 @@
 # Private to the gpufleet.baremetal collection; not a public API.
 """Expand a compact rack description into hosts, groups and per-node variables.
 
-Pure Python: the inventory plugin loads the YAML and calls ``build_hosts``; unit tests
-call it with dicts. Every error names the entry (``racks[1].nodes[3]``) and the fix.
+Pure Python: the inventory plugin reads the file with ``load_description`` (the strict YAML
+reader: no duplicate keys, bounded aliases and depth, UTF-8 only) and calls ``build_hosts``;
+unit tests call them with texts and dicts. Every error names the entry (``racks[1].nodes[3]``)
+or the YAML line, and the fix.
 """
 from __future__ import absolute_import, division, print_function
 
@@ -11,15 +13,46 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.inventory.addressing import check_overlaps
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.inventory.addressing import (
+    check_overlaps, endpoint, is_dns_name)
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.inventory.bmc import (
     bmc_networks, credentials, merge_bmc, node_bmc)
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.inventory.errors import RackDescriptionError
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.inventory.fabric import node_rails, parse_fabric
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.inventory.schema import (
     field, fmt, integer, is_template, mapping)
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.strict_yaml import (
+    StrictYamlError, load_file, loads)
 
-__all__ = ["build_hosts"]
+__all__ = ["build_hosts", "load_description", "parse_description"]
+
+EMPTY_FIX = ("Write a rack description: plugin: gpufleet.baremetal.rack, then fleet, fabric, skus and racks "
+             "(see docs/inventory.md).")
+
+
+def _checked_document(read):
+    """The mapping ``read()`` returns; YAML errors keep their line, an empty file is refused."""
+    try:
+        desc = read()
+    except StrictYamlError as exc:
+        where = "line %d" % exc.line if exc.line else "(file)"
+        raise RackDescriptionError(where, exc.problem, exc.fix[:1].upper() + exc.fix[1:] + ".")
+    if desc is None:
+        raise RackDescriptionError("(file)", "the file is empty", EMPTY_FIX)
+    if not isinstance(desc, dict):
+        raise RackDescriptionError("(top level)", "the description is %s, not a mapping" % type(desc).__name__,
+                                   EMPTY_FIX)
+    return desc
+
+
+def parse_description(text, source="<rack description>"):
+    """The rack description in ``text`` (str or UTF-8 bytes), read strictly."""
+    return _checked_document(lambda: loads(text, source))
+
+
+def load_description(path):
+    """The rack description in the file ``path``, read strictly."""
+    return _checked_document(lambda: load_file(path))
 
 
 def _skus(desc, rail_names):
@@ -59,6 +92,9 @@ def _host_vars(layers, values):
     merged = {}
     for entry, layer in layers:
         for key, value in layer.items():
+            if not isinstance(key, (str, type(u""))) or not key.isidentifier():
+                raise RackDescriptionError("%s.host_vars" % entry, "%r is not a variable name" % (key,),
+                                           "Use letters, digits and underscores, not starting with a digit.")
             if isinstance(value, str) and not is_template(value):
                 value = fmt(value, "%s.host_vars.%s" % (entry, key), **values)
             merged[key] = value
@@ -88,6 +124,9 @@ class _Builder:
                                            "Give every rack a unique index; addresses derive from it.")
             indexes[index] = name
             self._rack(rack, "%s (%s)" % (entry, name), name, index)
+        if not self.hosts:  # an empty inventory would let a play end "no hosts matched", exit 0
+            raise RackDescriptionError("racks", "the description defines no hosts",
+                                       "List at least one rack with populated slots (nodes: all or a list of slots).")
         nets = [(r["name"], r["network"]) for r in self.fabric["rails"]]
         check_overlaps(nets + bmc_networks(self.bmc_specs))
         _check_unique(self.hosts)
@@ -100,8 +139,8 @@ class _Builder:
             slot = field(node, "slot", node_entry, int)
             if not 1 <= slot <= slots:
                 raise RackDescriptionError(node_entry, "slot %d is out of range 1..%d of rack %s" % (slot, slots, name),
-                                           "Fix the slot or the rack's slots count.")
-            self.hosts.append(self._node(rack, node, node_entry, name, index, slot))
+                                           "Use a slot from 1 to the rack's slots count, or raise slots.")
+            self.hosts.append(self._node(rack, node, (entry, node_entry), name, index, slot))
 
     def _sku(self, rack, node, entry):
         sku = (field(node, "sku", entry, str, None) or field(rack, "sku", entry, str, None)
@@ -111,28 +150,36 @@ class _Builder:
                                        "Set sku on the node, its rack or fleet to one of: %s." % ", ".join(sorted(self.skus)))
         return sku
 
-    def _node(self, rack, node, entry, rack_name, index, slot):
+    def _bmc_layers(self, rack, node, rack_entry, entry):
+        """(level, bmc spec) from the fleet to the node: the node's own settings come last."""
+        return [("fleet.bmc", mapping(self.fleet, "bmc", "fleet")), (rack_entry + ".bmc", mapping(rack, "bmc", rack_entry)),
+                (entry + ".bmc", mapping(node, "bmc", entry))]
+
+    def _node(self, rack, node, entries, rack_name, index, slot):
+        rack_entry, entry = entries
         values = {"rack": rack_name, "rack_index": index, "slot": slot}
-        values["hostname"] = fmt(field(self.fleet, "hostname_pattern", "fleet", str), "fleet.hostname_pattern", **values)
-        domain = field(self.fleet, "domain", "fleet", str, "")
+        values["hostname"] = _host_name(field(self.fleet, "hostname_pattern", "fleet", str), values, entry)
+        domain = _domain(self.fleet)
         values["fqdn"] = "%s.%s" % (values["hostname"], domain) if domain else values["hostname"]
         sku_name = self._sku(rack, node, entry)
         sku = self.skus[sku_name]
-        bmc_spec = merge_bmc(mapping(self.fleet, "bmc", "fleet"), mapping(rack, "bmc", entry), mapping(node, "bmc", entry))
+        bmc_layers = self._bmc_layers(rack, node, rack_entry, entry)
+        bmc_spec = merge_bmc(*[spec for _level, spec in bmc_layers])
         self.bmc_specs.append((entry + ".bmc", bmc_spec))
-        bmc_address, system_id = node_bmc(bmc_spec, entry + ".bmc", self.fabric["rack_stride"], values)
+        bmc_address, system_id = node_bmc(bmc_layers, entry + ".bmc", self.fabric["rack_stride"], values)
         username, password = credentials(bmc_spec, entry + ".bmc", self.allow_plaintext)
         hostvars = {
             "gpufleet_hostname": values["hostname"], "gpufleet_fqdn": values["fqdn"], "gpufleet_domain": domain,
             "gpufleet_rack": rack_name, "gpufleet_rack_index": index, "gpufleet_slot": slot,
             "gpufleet_sku": sku_name, "gpufleet_gpu_count": sku["gpu_count"], "gpufleet_gpu_type": sku["gpu_type"],
             "gpufleet_features": list(sku["features"]),
-            "gpufleet_image_version": str(node.get("image_version") or rack.get("image_version")
-                                          or field(self.fleet, "image_version", "fleet", str)),
-            "gpufleet_gate_profile": node.get("gate_profile") or sku["gate_profile"],
+            "gpufleet_image_version": (field(node, "image_version", entry, str, None)
+                                       or field(rack, "image_version", rack_entry, str, None)
+                                       or field(self.fleet, "image_version", "fleet", str)),
+            "gpufleet_gate_profile": field(node, "gate_profile", entry, str, None) or sku["gate_profile"],
             "gpufleet_bmc_address": bmc_address, "gpufleet_bmc_system_id": system_id,
             "gpufleet_bmc_username": username, "gpufleet_bmc_password": password,
-            "gpufleet_bmc_validate_certs": bool(bmc_spec.get("validate_certs", True)),
+            "gpufleet_bmc_validate_certs": field(bmc_spec, "validate_certs", entry + ".bmc", bool, True),
             "gpufleet_rails": node_rails(self.fabric, sku, index, slot, node, entry),
         }
         layers = [("fleet", mapping(self.fleet, "host_vars", "fleet")), (entry, mapping(rack, "host_vars", entry)),
@@ -142,23 +189,49 @@ class _Builder:
         return {"name": values["hostname"], "entry": entry, "groups": groups, "vars": hostvars}
 
 
+def _host_name(pattern, values, entry):
+    """The node's host name: it goes into SSH, container and scheduler names, so a DNS name."""
+    name = fmt(pattern, "fleet.hostname_pattern", **values)
+    if not is_dns_name(name) or "." in name:
+        raise RackDescriptionError("fleet.hostname_pattern", "gives %r for %s, not a host name" % (name, entry),
+                                   "Make rack names and the pattern give letters, digits, - and _ only, "
+                                   "at most 63 characters; put the domain in fleet.domain.")
+    return name
+
+
+def _domain(fleet):
+    domain = field(fleet, "domain", "fleet", str, "")
+    if domain and not is_dns_name(domain):
+        raise RackDescriptionError("fleet.domain", "%r is not a DNS domain" % domain,
+                                   "Write it as dot-separated labels of letters, digits and -, e.g. dc1.example.com.")
+    return domain
+
+
 def _group(name):
     """Ansible group names allow letters, digits and underscores only."""
     return re.sub(r"[^A-Za-z0-9_]", "_", name)
 
 
+def _identities(host):
+    """(kind, comparison key, shown) of everything that must be unique to one node."""
+    hv = host["vars"]
+    bmc = (hv["gpufleet_bmc_address"], hv["gpufleet_bmc_system_id"])
+    # Compared by endpoint, so https://10.0.0.5 and https://10.0.0.5:443/ are the same BMC.
+    keys = [("hostname", host["name"], host["name"]),
+            ("BMC", (endpoint(bmc[0], host["entry"] + ".bmc.address"), bmc[1]), bmc)]
+    keys += [("rail address", rail["address"], rail["address"]) for rail in hv["gpufleet_rails"]]
+    keys += [("rail MAC", rail["mac"].lower(), rail["mac"].lower()) for rail in hv["gpufleet_rails"] if rail["mac"]]
+    return keys
+
+
 def _check_unique(hosts):
-    """Hostnames, BMC (address, system id) pairs and rail addresses are unique fleet-wide."""
+    """Hostnames, BMC (endpoint, system id) pairs and rail addresses are unique fleet-wide."""
     seen = {}
     for host in hosts:
-        hv = host["vars"]
-        keys = [("hostname", host["name"]), ("BMC", (hv["gpufleet_bmc_address"], hv["gpufleet_bmc_system_id"]))]
-        keys += [("rail address", rail["address"]) for rail in hv["gpufleet_rails"]]
-        keys += [("rail MAC", rail["mac"].lower()) for rail in hv["gpufleet_rails"] if rail["mac"]]
-        for kind, key in keys:
+        for kind, key, shown in _identities(host):
             if (kind, key) in seen:
                 raise RackDescriptionError(
-                    host["entry"], "%s %s is also used by %s" % (kind, key, seen[(kind, key)]),
+                    host["entry"], "%s %s is also used by %s" % (kind, shown, seen[(kind, key)]),
                     "Make the hostname pattern, BMC endpoints and rail addressing unique per node.")
             seen[(kind, key)] = host["entry"]
 

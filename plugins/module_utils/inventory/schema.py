@@ -5,6 +5,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import re
+import string
+
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.inventory.errors import RackDescriptionError
 
 __all__ = ["MISSING", "field", "integer", "mapping", "fmt", "is_template"]
@@ -34,7 +37,7 @@ def field(data, key, entry, kind, default=MISSING):
     value = data[key]
     if not _type_ok(value, kind):
         raise RackDescriptionError("%s.%s" % (entry, key), "expected %s, got %r" % (_TYPE_NAMES[kind], value),
-                                   "Fix the value's type.")
+                                   "Write %s there." % _TYPE_NAMES[kind])
     return value
 
 
@@ -53,13 +56,41 @@ def mapping(data, key, entry):
     return field(data, key, entry, dict, {})
 
 
+# A placeholder's format spec: optional fill and alignment, zero padding and a width of at most
+# two digits, then a type ("{slot:02d}", "{rack:>4}", "{rack_index:x}"). Anything more (attribute
+# or index access, nested fields, huge widths) is refused before str.format sees it.
+_SPEC = re.compile(r"^(?:[0-9A-Za-z_-]?[<>^])?0?[0-9]{0,2}[dsxX]?$")
+
+
+def _placeholder_error(pattern, entry, values, problem):
+    choices = ", ".join("{%s}" % k for k in sorted(values))
+    return RackDescriptionError(entry, "pattern %r cannot be expanded (%s)" % (pattern, problem),
+                                "Use only the placeholders %s, each with at most a width such as {slot:02d}." % choices)
+
+
+def _check_placeholders(pattern, entry, values):
+    """Refuse any placeholder other than the named ``values`` with a simple format spec."""
+    try:
+        parts = list(string.Formatter().parse(pattern))
+    except ValueError as exc:  # a lone { or }
+        raise _placeholder_error(pattern, entry, values, exc)
+    for _literal, name, spec, conversion in parts:
+        if name is None:
+            continue
+        if name not in values:
+            raise _placeholder_error(pattern, entry, values, "{%s} is not a placeholder" % name)
+        if conversion is not None or not _SPEC.match(spec or ""):
+            raise _placeholder_error(pattern, entry, values, "{%s} takes no conversion and only a width of at most "
+                                                             "2 digits, got %r" % (name, (conversion or "") + (spec or "")))
+
+
 def fmt(pattern, entry, **values):
-    """Expand a ``str.format`` pattern; unknown placeholders name the entry and the choices."""
+    """Expand a pattern's ``{placeholder}``s; anything else names the entry and the choices."""
+    _check_placeholders(pattern, entry, values)
     try:
         return pattern.format(**values)
-    except (KeyError, IndexError, ValueError) as exc:
-        raise RackDescriptionError(entry, "pattern %r cannot be expanded (%s)" % (pattern, exc),
-                                   "Use only the placeholders %s." % ", ".join("{%s}" % k for k in sorted(values)))
+    except (KeyError, IndexError, ValueError) as exc:  # e.g. {rack:d}: a number format on text
+        raise _placeholder_error(pattern, entry, values, exc)
 
 
 def is_template(value):

@@ -12,6 +12,7 @@ from ansible.template import Templar
 
 from ansible_collections.gpufleet.baremetal.plugins.inventory import rack
 from tests.helpers import ROOT
+from tests.unit.plugins.module_utils.inventory.test_rack import bomb
 
 INVENTORIES = os.path.join(ROOT, "inventories")
 
@@ -82,3 +83,58 @@ def test_invalid_description_is_a_parser_error_naming_the_file_and_entry(plugin,
     path.write_text(text)
     with pytest.raises(AnsibleParserError, match=r"bad.rack.yml: .*racks\[1\].*rack index 1 is also used by rack r1"):
         parse(plugin, str(path))
+
+
+def _lab_variant(tmp_path, name, old, new, prefix="", source=os.path.join(INVENTORIES, "lab.rack.yml")):
+    with open(source) as handle:
+        text = handle.read()
+    assert old in text
+    path = tmp_path / name
+    path.write_text(prefix + text.replace(old, new, 1))
+    return str(path)
+
+
+def test_a_node_bmc_address_wins_over_the_fleet_network(plugin, tmp_path):
+    path = _lab_variant(tmp_path, "net.rack.yml", "  - {name: r1, index: 1, slots: 4, sku: lab, nodes: all}",
+                        "  - {name: r1, index: 1, slots: 4, sku: lab,\n"
+                        "     nodes: [{slot: 1}, {slot: 2, bmc: {address: 'https://10.99.0.2'}}]}")
+    path = _lab_variant(tmp_path, "net.rack.yml", '    address: "https://127.0.20.{rack_index}:8443"\n',
+                        "    network: 10.10.0.0/16\n", source=path)
+    inv = parse(plugin, path)
+    assert inv.get_host("lab-r1n2").vars["gpufleet_bmc_address"] == "https://10.99.0.2"
+    assert inv.get_host("lab-r1n1").vars["gpufleet_bmc_address"] == "https://10.10.0.17"
+
+
+@pytest.mark.parametrize("old, new, prefix, message", [
+    ("  rack_stride: 16\n", "  rack_stride: 16\n  rack_stride: 8\n", "", r"line 24 is invalid: key 'rack_stride' appears twice"),
+    ("  host_vars:\n", "  host_vars:\n    bomb: *l6\n", bomb(6), r"\(file\) is invalid: expands to more than 1000000 values"),
+    ("plugin: gpufleet.baremetal.rack\n", "plugin: gpufleet.baremetal.rack\nrakcs: []\n", "",
+     r"\(top level\) is invalid: unknown keys rakcs\. Fix: Use only: .*racks"),
+    ("plugin: gpufleet.baremetal.rack\n", "plugin: gpufleet.baremetal.rack\ncompose: [x]\n", "",
+     r"\(top level\) is invalid: .*compose"),
+    ("plugin: gpufleet.baremetal.rack\n", "plugin: gpufleet.baremetal.rackk\n", "",
+     r"plugin is invalid: 'gpufleet.baremetal.rackk' is not this plugin. Fix: Start the file with"),
+])
+def test_the_file_is_read_strictly_naming_the_line_and_the_fix(plugin, tmp_path, old, new, prefix, message):
+    # The bomb is hung under fleet.host_vars: Ansible's loader read it and every host got it.
+    path = _lab_variant(tmp_path, "strict.rack.yml", old, new, prefix)
+    with pytest.raises(AnsibleParserError, match=r"strict.rack.yml: Rack description entry " + message):
+        parse(plugin, path)
+
+
+@pytest.mark.parametrize("content, message", [(b"", "the file is empty"), (b"# nothing\n", "the file is empty"),
+                                              (b"plugin: gpufleet.baremetal.rack\nfleet: \xff\n", "not UTF-8 text")])
+def test_an_empty_or_non_utf8_file_is_an_error(plugin, tmp_path, content, message):
+    path = tmp_path / "e.rack.yml"
+    path.write_bytes(content)
+    with pytest.raises(AnsibleParserError, match=message):
+        parse(plugin, str(path))
+
+
+def test_compose_and_groups_options_still_apply(plugin, tmp_path):
+    text = open(os.path.join(INVENTORIES, "lab.rack.yml")).read()
+    path = tmp_path / "c.rack.yml"
+    path.write_text(text + "compose:\n  slot_x10: gpufleet_slot * 10\ngroups:\n  first: gpufleet_slot == 1\n")
+    inv = parse(plugin, str(path))
+    assert inv.get_host("lab-r2n3").vars["slot_x10"] == 30
+    assert sorted(h.name for h in inv.groups["first"].get_hosts()) == ["lab-r1n1", "lab-r2n1"]
