@@ -7,6 +7,7 @@ networking, where the host's loopback answers at 10.0.2.2, so an artifact server
 import os
 import shutil
 import subprocess
+import time
 
 from lab.twin.errors import LabError
 
@@ -69,3 +70,28 @@ class Machine:
                 return handle.read().decode("utf-8", "replace")
         except OSError:
             return ""
+
+    def boot(self, cdrom=None, until=lambda console: False, limit=900, marks=()):
+        """Run the machine until it exits (a reboot, with ``-no-reboot``) or ``until(console)``.
+
+        Returns (console text, {mark: seconds after power-on when it first appeared on the
+        console}); ``limit`` only turns a hang into an end, the caller judges the console.
+        """
+        started = time.monotonic()
+        seen = {}
+        proc = self.start(cdrom)
+        try:
+            while time.monotonic() - started < limit:
+                text = self.console_text()
+                for mark in marks:
+                    if mark not in seen and mark in text:
+                        seen[mark] = round(time.monotonic() - started, 1)
+                if proc.poll() is not None or until(text):
+                    break
+                time.sleep(0.5)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+        seen["end"] = round(time.monotonic() - started, 1)
+        return self.console_text(), seen

@@ -76,7 +76,7 @@ def _loader_class():
 
         def construct_mapping(self, node, deep=False):
             seen = {}
-            for key_node, _ in node.value:
+            for key_node, _value_node in node.value:
                 key = self.construct_object(key_node, deep=True)
                 try:
                     first = seen.get(key)

@@ -7,17 +7,10 @@ read on the host: its partition table, seed, grown ext4 root and the image's fil
 boot serves an image signed by another key: the installer halts with the reason and the
 disk stays blank. Software CPU (TCG): about two minutes per boot on the CI machine.
 """
-import functools
-import gzip
-import http.server
 import json
 import os
 import re
-import socket
-import ssl
 import subprocess
-import threading
-import time
 
 import pytest
 
@@ -27,6 +20,7 @@ from gpufleet.image import disk as disk_mod
 from gpufleet.image import installer as installer_mod
 from lab.bmc.pki import ensure_pki
 from lab.machine.qemu import HOST_FROM_GUEST, OVMF_CODE, Machine
+from lab.machine.serve import ArtifactServer, free_port
 from tests.helpers import ROOT, need, need_tool
 from tests.unit.gpufleet.deploy.disk_factory import signed_disk
 
@@ -36,34 +30,13 @@ SSH_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGsomekeymaterialxxxxxxxxxxxxxxxx
 BOOT_LIMIT = 900  # seconds; a TCG boot takes about 2 minutes, this only turns a hang into a failure
 
 
-def _free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        self.server.requests.append(self.path)
-
-
-def _serve(folder, port, pki):
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(pki["server.pem"], pki["server.key"])
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), functools.partial(_Quiet, directory=str(folder)))
-    server.requests = []
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
-
-
 @pytest.fixture(scope="module")
 def rig(tmp_path_factory):
     for tool in installer_mod.HOST_TOOLS + disk_mod.HOST_TOOLS + ("qemu-system-x86_64", "debugfs", "e2fsck"):
         need_tool(tool)
     need(os.path.isfile(OVMF_CODE), "OVMF is not installed (apt install ovmf)")
     base = tmp_path_factory.mktemp("machine")
-    port = _free_port()
+    port = free_port()
     pki = ensure_pki(str(base / "pki"), [HOST_FROM_GUEST, "127.0.0.1"])
     key = signing.generate_key("ed25519")
     iso = os.path.join(ROOT, "build", "installer", "test-installer.iso")
@@ -78,10 +51,10 @@ def rig(tmp_path_factory):
     disk_mod.assemble_disk(str(root), image_path, 96)
     served = base / "srv"
     served.mkdir()
-    server = _serve(served, port, pki)
+    server = ArtifactServer(served, port, pki["server.pem"], pki["server.key"])
     yield {"iso": built["iso"], "key": key, "image": open(image_path, "rb").read(), "srv": served,
            "server": server, "port": port, "base": base}
-    server.shutdown()
+    server.stop()
 
 
 def _publish(rig, key):
@@ -94,22 +67,6 @@ def _publish(rig, key):
     (rig["srv"] / "config.json").write_text(json.dumps(config))
 
 
-def _boot(machine, iso, until):
-    """Start the machine and wait until it exits or ``until(console)`` holds; return the console."""
-    proc = machine.start(cdrom=iso)
-    deadline = time.monotonic() + BOOT_LIMIT
-    try:
-        while time.monotonic() < deadline:
-            if proc.poll() is not None or until(machine.console_text()):
-                break
-            time.sleep(2)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-    return machine.console_text()
-
-
 def _events(console):
     return [line for line in console.splitlines() if line.startswith("gpufleet-installer")]
 
@@ -118,7 +75,7 @@ def test_the_installer_images_the_nvme_disk_and_reboots(rig):
     _publish(rig, rig["key"])
     machine = Machine(str(rig["base"] / "vm-ok"))
     machine.create()
-    console = _boot(machine, rig["iso"], until=lambda text: "HALTED" in text)
+    console, _ = machine.boot(rig["iso"], until=lambda text: "HALTED" in text, limit=BOOT_LIMIT)
     events = _events(console)
     print("\n".join(events))
     assert any(re.search(r" machine1 \[\+[\d.]+s\]: imaged done ", line) for line in events), console[-3000:]
@@ -160,7 +117,8 @@ def test_an_image_signed_by_another_key_halts_the_installer_and_leaves_the_disk_
     rig["server"].requests.clear()
     machine = Machine(str(rig["base"] / "vm-wrong-key"))
     machine.create()
-    console = _boot(machine, rig["iso"], until=lambda text: "HALTED" in text or "rebooting" in text)
+    console, _ = machine.boot(rig["iso"], until=lambda text: "HALTED" in text or "rebooting" in text,
+                              limit=BOOT_LIMIT)
     events = _events(console)
     print("\n".join(events))
     assert any("failed verify" in line and "not by the trusted key" in line for line in events), console[-3000:]
