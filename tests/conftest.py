@@ -65,3 +65,35 @@ def pytest_xdist_make_scheduler(config, log):
             return xdist_group_of(nodeid)
 
     return GroupScheduling(config, log)
+
+
+# The time budget of `make test`, by group, printed at its end (docs/benchmarks.md keeps the
+# numbers; nothing asserts on them). Sums each test's setup + call + teardown time, so a group
+# that ran beside another on the second worker shows its own cost, not the wall clock.
+BUDGET_GROUPS = (("tests/unit/", "unit"), ("tests/sanity/", "sanity + lint"),
+                 ("tests/integration/roles/", "Molecule"), ("tests/integration/machine/", "machine node"),
+                 ("tests/integration/image/test_lab_build.py", "lab"), ("tests/integration/image/", "image"))
+_budget = {}
+
+
+def budget_group_of(nodeid):
+    path = nodeid.split("::")[0]
+    if xdist_group_of(nodeid) == "lab":
+        return "lab"
+    for prefix, name in BUDGET_GROUPS:
+        if path.startswith(prefix):
+            return name
+    return "other integration"
+
+
+def pytest_runtest_logreport(report):
+    group = budget_group_of(report.nodeid)
+    _budget[group] = _budget.get(group, 0.0) + (report.duration or 0.0)
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not _budget:
+        return
+    terminalreporter.section("time by group (sum of test durations)")
+    for group, seconds in sorted(_budget.items(), key=lambda item: -item[1]):
+        terminalreporter.write_line("%-18s %7.0f s  (%4.1f min)" % (group, seconds, seconds / 60))

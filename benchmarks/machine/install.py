@@ -5,7 +5,7 @@ Builds (or reuses) the installer ISO, assembles a whole-disk image from a root d
 serves it over HTTPS from loopback and boots the machine (OVMF, NVMe, software CPU). Prints
 one JSON line: seconds after power-on at which each step first showed on the serial console.
 
-    .venv/bin/python benchmarks/machine/install.py --disk-mib 2048
+    .venv/bin/python -m benchmarks.machine.install --disk-mib 2048   # from the checkout's root
 
 Host-side times come from polling the console every 0.5 s; the load average is printed too.
 """
@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import tempfile
 
+import gpufleet  # noqa: F401 - installs the collection loader the next import needs
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.image import signing
 from gpufleet.image import disk as disk_mod
 from gpufleet.image import installer as installer_mod
