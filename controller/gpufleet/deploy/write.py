@@ -60,18 +60,28 @@ def _read_back(fd, start, end, digest):
 
 
 class _Decoder:
-    """Pass-through for raw images, streaming gunzip for ``.gz`` ones."""
+    """Pass-through for raw images, streaming gunzip for ``.gz`` ones, in bounded pieces.
+
+    A MiB of gzip can expand to a GiB of zeros (a whole-disk image is mostly empty): output is
+    taken CHUNK bytes at a time, so the agent's memory stays bounded whatever the ratio.
+    """
 
     def __init__(self, compressed):
         self._z = zlib.decompressobj(16 + zlib.MAX_WBITS) if compressed else None
 
     def feed(self, block):
         if self._z is None:
-            return block
-        try:
-            return self._z.decompress(block)
-        except zlib.error as exc:
-            raise DeployError(_STEP, "the image is not valid gzip (%s); fix: rebuild the image" % exc)
+            yield block
+            return
+        data = block
+        while data:
+            try:
+                out = self._z.decompress(data, CHUNK)
+            except zlib.error as exc:
+                raise DeployError(_STEP, "the image is not valid gzip (%s); fix: rebuild the image" % exc)
+            if out:
+                yield out
+            data = self._z.unconsumed_tail
 
     def finish(self):
         if self._z is None:
@@ -137,7 +147,8 @@ def _write(fd, blocks, disk_path, expected_size, expected_sha256, compressed, pr
             raise DeployError("download", "received more than the %d bytes the signed manifest "
                               "names; fix: the server is serving another artifact" % expected_size)
         received.update(block)
-        place(decoder.feed(block))
+        for piece in decoder.feed(block):
+            place(piece)
         progress(count, expected_size)
     place(decoder.finish())
     if count != expected_size:

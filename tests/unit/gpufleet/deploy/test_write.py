@@ -130,3 +130,23 @@ def test_a_disk_that_returns_other_bytes_fails_the_read_back(tmp_path, monkeypat
 def test_a_missing_disk_names_the_hints(tmp_path):
     with pytest.raises(DeployError, match="root-device hints"):
         write_image([], str(tmp_path / "nope"), 1, "0" * 64)
+
+
+def test_a_highly_compressed_image_is_written_in_bounded_pieces(tmp_path, monkeypatch):
+    # 64 MiB of zeros gzip to about 64 KiB: one download block must not become one 64 MiB buffer
+    import gpufleet.deploy.write as write_mod
+    image = gpt_image(size=64 << 20, fill=b"")
+    data = gzip.compress(image, mtime=0)
+    assert len(data) < (1 << 20)
+    sizes = []
+    real_pwrite = write_mod.os.pwrite
+
+    def recording(fd, chunk, offset):
+        sizes.append(len(chunk))
+        return real_pwrite(fd, chunk, offset)
+
+    monkeypatch.setattr(write_mod.os, "pwrite", recording)
+    disk = _disk(tmp_path, size=80 << 20)
+    write_image([data], disk, len(data), _sha(data), compressed=True)
+    assert max(sizes) <= write_mod.CHUNK
+    assert _read(disk)[:len(image)] == image
