@@ -72,6 +72,10 @@ class Launcher:
             # after a rollout the pool's image is its version, not the variable files'
             # (a rollout's own recycles carry theirs)
             extra.update(self.image_vars(first.pool))
+        if playbook == "admit" and getattr(first, "gang_id", None):
+            # the ledger's gang is held to the policy's deadline, the one the planner holds it to
+            # (admit.yml's default of 3600 s applies only to runs without the controller)
+            extra["gpufleet_gang_deadline_seconds"] = int(self.planning.gang_deadline(first.pool))
         if first.kind == "wake":
             # re-gate only when a member's last gate result is past the policy's validity
             extra["gpufleet_wake_regate"] = not all(

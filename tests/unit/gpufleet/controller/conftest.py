@@ -47,6 +47,9 @@ class FakePlanning:
         from gpufleet.capacity.policy import Members, Pool
         return {"lab": self.pool or Pool(sku="lab", members=Members(groups=("sku_lab",)))}
 
+    def gang_deadline(self, pool):
+        return self.pools()[pool].gang_deadline
+
     def gate_fresh(self, pool, gate_at, now):
         return gate_at is not None and now - gate_at < 3600
 

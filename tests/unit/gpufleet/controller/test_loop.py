@@ -170,6 +170,21 @@ def test_an_admitted_gang_releases_its_members_for_later_work(ledger, make_recon
     assert [ledger.get(n)["gang_id"] for n in ("n1", "n2")] == [None, None]
 
 
+def test_the_ledgers_gang_gets_the_policys_gang_deadline(ledger, make_reconciler):
+    """admit.yml recorded every controller gang with its own default of 3600 s, whatever the policy said."""
+    from gpufleet.capacity.policy import Members, Pool
+    for node in ("n1", "n2"):
+        for target in ("enrolled", "inspected", "imaging", "configuring", "validating", "ready", "hot"):
+            ledger.transition(node, target, "test", "setup")
+    admit = Action(kind="admit", pool="lab", nodes=("n1", "n2"), reason="all hot", job_id="7", gang_id="7@900")
+    rec, runs, planning = make_reconciler([admit])
+    planning.pool = Pool(sku="lab", members=Members(groups=("sku_lab",)), gang_deadline="15m")
+    rec.once()
+    rec.drain()
+    (playbook, extra, _run), = runs.calls
+    assert playbook == "admit" and extra["gpufleet_gang_deadline_seconds"] == 900  # admit.yml passes it on
+
+
 def test_a_refused_ledger_step_is_recorded_failed_and_the_pass_goes_on(ledger, make_reconciler):
     ledger.transition("n3", "enrolled", "test", "setup")      # enrolled -> break_fix is not an edge
     rec, _runs, _p = make_reconciler([Action(kind="break_fix", pool="lab", nodes=("n3",), reason="x"),
