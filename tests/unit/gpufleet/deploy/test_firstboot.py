@@ -1,0 +1,55 @@
+import os
+import stat
+
+import pytest
+
+from gpufleet.deploy.errors import DeployError
+from gpufleet.deploy.firstboot import apply_seed, main, read_seed
+from gpufleet.deploy.seed import build_seed, encode_seed
+
+KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGsomekeymaterialxxxxxxxxxxxxxxxxxxxxxxxxx controller"
+
+
+def _partition(tmp_path, seed_bytes, size=1 << 20):
+    part = tmp_path / "seed-part"
+    part.write_bytes(seed_bytes + b"\0" * (size - len(seed_bytes)))
+    return str(part)
+
+
+def test_a_static_seed_becomes_hostname_key_and_networkd_file(tmp_path):
+    seed = build_seed("r42n01", KEY, "10.0.8.21/24", "10.0.8.1", ["10.0.0.53"])
+    root = tmp_path / "root"
+    assert main(["--device", _partition(tmp_path, encode_seed(seed)), "--root", str(root)]) == 0
+    assert (root / "etc/hostname").read_text() == "r42n01\n"
+    keys = root / "root/.ssh/authorized_keys"
+    assert keys.read_text() == KEY + "\n" and stat.S_IMODE(os.stat(keys).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(root / "root/.ssh").st_mode) == 0o700
+    network = (root / "etc/systemd/network/10-gpufleet-mgmt.network").read_text()
+    assert "Address=10.0.8.21/24\nGateway=10.0.8.1\nDNS=10.0.0.53\n" in network
+
+
+def test_a_seed_without_an_address_asks_for_dhcp_and_applying_twice_changes_nothing(tmp_path):
+    seed = build_seed("r42n02", KEY)
+    root = tmp_path / "root"
+    apply_seed(seed, str(root))
+    first = {p: (root / p).read_bytes() for p in ("etc/hostname", "etc/systemd/network/10-gpufleet-mgmt.network",
+                                                   "etc/gpufleet/seed-applied")}
+    apply_seed(seed, str(root))
+    assert {p: (root / p).read_bytes() for p in first} == first
+    assert b"DHCP=yes" in first["etc/systemd/network/10-gpufleet-mgmt.network"]
+
+
+@pytest.mark.parametrize("content, problem", [
+    (b"", "not a JSON document"), (b"\xff\xfe", "not a JSON document"), (b"[1, 2]", "not a gpufleet.seed/v1"),
+    (b'{"schema": "gpufleet.seed/v1"}', "lacks hostname"),
+])
+def test_a_missing_or_malformed_seed_stops_with_the_reason_and_writes_nothing(tmp_path, capsys, content, problem):
+    root = tmp_path / "root"
+    assert main(["--device", _partition(tmp_path, content), "--root", str(root)]) == 1
+    assert problem in capsys.readouterr().err
+    assert not root.exists()
+
+
+def test_no_seed_partition_names_the_fix(tmp_path):
+    with pytest.raises(DeployError, match="image the node with the gpufleet installer"):
+        read_seed(str(tmp_path / "missing"))
