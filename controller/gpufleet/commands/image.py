@@ -12,11 +12,11 @@ import sys
 from gpufleet.collection import repo_path
 
 NAME = "image"
-HELP = "golden images: list, validate, build, verify, sign, keygen, import, installer, show, diff"
+HELP = "golden images: list, validate, build, verify, sign, keygen, import, disk, installer, show, diff"
 
 LAB_KEY = os.path.join("build", "keys", "lab-signing.key")
 # Modules of the controller package; every other name is the collection's image package.
-_CONTROLLER_SIDE = ("build", "importer", "installer", "packer", "pins")
+_CONTROLLER_SIDE = ("build", "disk_build", "importer", "installer", "packer", "pins")
 PASSPHRASE_ENV = "GPUFLEET_SIGNING_KEY_PASSPHRASE"
 
 
@@ -216,6 +216,14 @@ def cmd_installer(args):
     return 0
 
 
+def cmd_disk(args):
+    key = _mu("signing").load_private_key(_read(args.key), args.key, _passphrase())
+    work = os.path.abspath(args.work or os.path.join(os.path.dirname(os.path.abspath(args.manifest)), "disk.work"))
+    summary = _mu("disk_build").build_disk(os.path.abspath(args.manifest), key, args.size_mib, work)
+    print("built and verified: " + json.dumps(summary, indent=2, sort_keys=True))
+    return 0
+
+
 def _add(sub, name, func, help_text):
     parser = sub.add_parser(name, help=help_text, description=help_text)
     parser.set_defaults(func=func)
@@ -257,6 +265,14 @@ def register(parser):
     p.add_argument("--public-key", required=True)
     p.add_argument("--tag", help="image name (default gpufleet/node:<version of the manifest>)")
     p.add_argument("--expected-version")
+    p = _add(sub, "disk", cmd_disk, "make a built version's whole-disk UEFI image (same root, shim + GRUB, "
+             "first-boot seed unit), signed like the rootfs, into <build>/disk/")
+    p.add_argument("manifest", help="the rootfs build's manifest.json (verified first)")
+    p.add_argument("--key", default=LAB_KEY, help="PEM signing key; its public half must verify the build "
+                   "(default %(default)s)")
+    p.add_argument("--size-mib", type=int, default=4096, help="the image's size; the agent grows the root "
+                   "to the node's disk (default %(default)s)")
+    p.add_argument("--work", help="scratch folder (default: <build>/disk.work, removed afterwards)")
     p = _add(sub, "installer", cmd_installer, "build the installer ISO (Debian kernel + a ramdisk running the "
              "deploy agent) that a BMC boots from virtual media")
     p.add_argument("--out", default=os.path.join("build", "installer", "installer.iso"),

@@ -18,7 +18,7 @@ import subprocess
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.image.errors import ImageError as InstallerBuildError
 
-__all__ = ["PACKAGES", "AGENT_FILES", "rootfs_key", "grub_cfg", "build_installer"]
+__all__ = ["PACKAGES", "AGENT_FILES", "rootfs_key", "grub_cfg", "copy_agent", "build_installer"]
 
 SUITE = "bookworm"
 MIRROR = "http://deb.debian.org/debian"
@@ -34,7 +34,7 @@ _PACKAGE_ROOT = os.path.dirname(os.path.dirname(_HERE))  # the folder holding th
 # The package's own __init__ installs Ansible's collection loader, which the ramdisk has no use
 # for: there the collection's files sit on the path as plain packages, so it gets an empty one.
 AGENT_FILES = ("gpufleet/deploy/*.py",)
-_RAMDISK_INIT = '"""gpufleet in the installer ramdisk: only the deploy agent (gpufleet.deploy)."""\n'
+_RAMDISK_INIT = '"""gpufleet outside the controller: only the deploy agent and first boot (gpufleet.deploy)."""\n'
 COLLECTION_FILES = ("plugins/module_utils/__init__.py", "plugins/module_utils/errors.py",
                     "plugins/module_utils/image/*.py")
 # Trimmed from the ramdisk: documentation, translations, the kernel image itself (it boots
@@ -95,6 +95,15 @@ def _copy_tree_files(patterns, src_root, dest_root):
     return copied
 
 
+def copy_agent(dest, collection_root, files=AGENT_FILES, collection_files=COLLECTION_FILES):
+    """The agent's code as plain packages under ``dest`` (a ramdisk's or an image's /opt/gpufleet)."""
+    copied = _copy_tree_files(files, _PACKAGE_ROOT, dest)
+    with open(os.path.join(dest, "gpufleet", "__init__.py"), "w") as handle:
+        handle.write(_RAMDISK_INIT)
+    return copied + _copy_tree_files(collection_files, collection_root,
+                                     os.path.join(dest, "ansible_collections", "gpufleet", "baremetal"))
+
+
 def _rootfs(work, run, log):
     """The debootstrapped tree, built once per package list (cached as a tarball)."""
     key = rootfs_key()
@@ -128,12 +137,7 @@ def build_installer(out_iso, image_key_pem, collection_root, work, ca_pem=None, 
     shutil.rmtree(iso_tree, ignore_errors=True)
     os.makedirs(os.path.join(iso_tree, "boot", "grub"))
     shutil.copy2(kernels[-1], os.path.join(iso_tree, "boot", "vmlinuz"))
-    opt = os.path.join(root, "opt", "gpufleet")
-    agent = _copy_tree_files(AGENT_FILES, _PACKAGE_ROOT, opt)
-    with open(os.path.join(opt, "gpufleet", "__init__.py"), "w") as handle:
-        handle.write(_RAMDISK_INIT)
-    agent += _copy_tree_files(COLLECTION_FILES, collection_root,
-                              os.path.join(opt, "ansible_collections", "gpufleet", "baremetal"))
+    agent = copy_agent(os.path.join(root, "opt", "gpufleet"), collection_root)
     trust = os.path.join(root, "etc", "gpufleet")
     os.makedirs(trust, exist_ok=True)
     with open(os.path.join(trust, "image-signing.pub"), "wb") as handle:

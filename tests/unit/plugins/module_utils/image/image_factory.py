@@ -23,12 +23,14 @@ def write_tarball(path, files):
             tar.addfile(info, io.BytesIO(data))
 
 
-def make_image(folder, key=None, algorithm="ed25519", sign=True, version="lab"):
-    """Write artifact + manifest.json (+ .sig); return (manifest path, private key)."""
+def make_image(folder, key=None, algorithm="ed25519", sign=True, version="lab", files=None):
+    """Write artifact + manifest.json (+ .sig); return (manifest path, private key).
+
+    ``files``: more members of the rootfs tarball ({path: bytes}), beside the image-release."""
     key = key or signing.generate_key(algorithm)
     artifact = os.path.join(str(folder), "%s.rootfs.tar.gz" % version)
     release_text = "".join('%s="%s"\n' % kv for kv in sorted(dict(RELEASE, VERSION=version).items()))
-    write_tarball(artifact, {"etc/gpufleet/image-release": release_text.encode()})
+    write_tarball(artifact, dict(files or {}, **{"etc/gpufleet/image-release": release_text.encode()}))
     with open(artifact, "rb") as handle:
         digest = hashlib.sha256(handle.read()).hexdigest()
     manifest = {
