@@ -2,7 +2,8 @@
 
 Reads the ``gpufleet-seed`` partition (canonical JSON, zero padded) and writes exactly what the
 seed holds: the host name, root's authorized SSH key and, for a static address, a
-systemd-networkd file for the first wired interface. Everything else is the roles' job once the
+systemd-networkd file for the first wired interface; then makes the node's own SSH host keys
+(the image carries none). Everything else is the roles' job once the
 node answers SSH. A seed that is missing or malformed stops the unit with the reason (the node
 stays without the controller's key, so nothing half-configured joins). Applying twice gives the
 same files (the unit runs once per boot until ``/etc/gpufleet/seed-applied`` matches the seed).
@@ -11,6 +12,7 @@ import argparse
 import hashlib
 import json
 import os
+import subprocess
 import sys
 
 from gpufleet.deploy.errors import DeployError
@@ -80,6 +82,16 @@ def apply_seed(seed, root="/"):
     return sorted(files)
 
 
+def _host_keys(root, run=subprocess.run):
+    """This node's own SSH host keys (the image carries none)."""
+    try:
+        done = run(["ssh-keygen", "-A", "-f", root], capture_output=True, text=True, check=False)
+    except OSError as exc:
+        raise DeployError("first boot", "ssh-keygen did not run (%s); fix: the image needs openssh-server" % exc)
+    if done.returncode != 0:
+        raise DeployError("first boot", "ssh-keygen -A failed: %s" % (done.stderr or done.stdout).strip())
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="gpufleet-firstboot", description=(
         "Apply the per-node seed the gpufleet installer wrote: host name, root's SSH key, the "
@@ -89,6 +101,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         written = apply_seed(read_seed(args.device), args.root)
+        _host_keys(args.root)
     except DeployError as exc:
         print("gpufleet-firstboot: %s" % exc.msg, file=sys.stderr)
         return 1

@@ -96,8 +96,24 @@ def _link(root, rel, target):
     os.symlink(target, path)
 
 
+_FSTAB = ("# gpufleet whole-disk image: the partitions by their GPT labels\n"
+          "PARTLABEL=gpufleet-root  /          ext4  errors=remount-ro     0 1\n"
+          "PARTLABEL=gpufleet-esp   /boot/efi  vfat  umask=0077,nofail     0 2\n")
+
+
 def add_firstboot(root):
-    """The first-boot unit, its code under /opt/gpufleet, and systemd-networkd enabled."""
+    """The first-boot unit, its code under /opt/gpufleet, systemd-networkd enabled, an fstab.
+
+    SSH host keys baked in by the package's install are removed: one private key on every node
+    would be a secret in the artifact. First boot makes each node its own (``ssh-keygen -A``).
+    """
+    for name in os.listdir(os.path.join(root, "etc", "ssh")) if os.path.isdir(os.path.join(root, "etc", "ssh")) else ():
+        if name.startswith("ssh_host_"):
+            os.remove(os.path.join(root, "etc", "ssh", name))
+    os.makedirs(os.path.join(root, "etc"), exist_ok=True)
+    with open(os.path.join(root, "etc", "fstab"), "w") as handle:
+        handle.write(_FSTAB)
+    os.makedirs(os.path.join(root, "boot", "efi"), exist_ok=True)
     opt = os.path.join(root, "opt", "gpufleet")
     installer_mod.copy_agent(opt, collection.root(), files=_FIRSTBOOT_FILES,
                              collection_files=("plugins/module_utils/__init__.py", "plugins/module_utils/errors.py"))

@@ -34,7 +34,13 @@ def test_the_esp_gets_shim_on_the_removable_path_and_grub_with_its_config(tmp_pa
 
 
 def test_first_boot_is_installed_enabled_with_only_its_code(tmp_path):
+    (tmp_path / "etc/ssh").mkdir(parents=True)
+    for name in ("ssh_host_ed25519_key", "ssh_host_ed25519_key.pub", "sshd_config"):
+        (tmp_path / "etc/ssh" / name).write_text("x")
     disk_build.add_firstboot(str(tmp_path))
+    # no host key baked into the artifact (a secret every node would share); config kept
+    assert sorted(os.listdir(tmp_path / "etc/ssh")) == ["sshd_config"]
+    assert "PARTLABEL=gpufleet-root  /          ext4" in (tmp_path / "etc/fstab").read_text()
     unit = tmp_path / "etc/systemd/system/gpufleet-firstboot.service"
     assert "ExecStart=/usr/bin/python3 -m gpufleet.deploy.firstboot" in unit.read_text()
     assert os.readlink(tmp_path / "etc/systemd/system/sysinit.target.wants/gpufleet-firstboot.service") == \
