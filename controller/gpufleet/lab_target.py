@@ -5,14 +5,24 @@ inventory is inventories/lab.rack.yml. Read as files: the controller package nev
 the lab package."""
 import os
 
-import yaml
-
+from ansible_collections.gpufleet.baremetal.plugins.module_utils import strict_yaml
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.errors import GpufleetError
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.strict_yaml import StrictYamlError
 from gpufleet.collection import repo_path
 
-__all__ = ["LAB_VARS", "LAB_INVENTORY", "vars_path", "inventory_path", "merged_vars", "slurm_prefix"]
+__all__ = ["LAB_VARS", "LAB_INVENTORY", "NoRunningLab", "VarsFileError", "vars_path", "inventory_path",
+           "merged_vars", "slurm_prefix"]
 
 LAB_VARS = ("build", "lab", "vars.yml")
 LAB_INVENTORY = ("inventories", "lab.rack.yml")
+
+
+class NoRunningLab(GpufleetError, LookupError):
+    """--lab without a running lab (build/lab/vars.yml is missing)."""
+
+
+class VarsFileError(GpufleetError, ValueError):
+    """A variable file cannot be used: unreadable, not YAML, a key twice, not a mapping."""
 
 
 def vars_path():
@@ -24,16 +34,22 @@ def inventory_path():
 
 
 def merged_vars(paths):
-    """The variable files merged in order (later wins); a missing lab file says to start the lab."""
+    """The variable files merged in order (later wins); a missing lab file says to start the lab.
+
+    Read with the project's strict YAML reader: a key written twice (which value would win?)
+    is an error, as in every YAML file the project reads."""
     merged = {}
     for path in paths:
+        if not os.path.exists(path) and os.path.abspath(path) == vars_path():
+            raise NoRunningLab("No running lab: %s is missing. Start one with `gpufleet lab up`." % path)
         try:
-            with open(path) as handle:
-                merged.update(yaml.safe_load(handle) or {})
-        except FileNotFoundError:
-            if os.path.abspath(path) == vars_path():
-                raise LookupError("No running lab: %s is missing. Start one with `gpufleet lab up`." % path)
-            raise
+            data = strict_yaml.load_file(path)
+        except StrictYamlError as exc:
+            raise VarsFileError("Variable file %s" % exc.msg, source=str(path)) from None
+        if not isinstance(data, (dict, type(None))):
+            raise VarsFileError("Variable file %s: the top level is a %s, not a mapping of variables; fix: write "
+                                "name: value lines" % (path, type(data).__name__), source=str(path))
+        merged.update(data or {})
     return merged
 
 

@@ -29,8 +29,6 @@ YAML shape (see docs/lab-bmc.md)::
 import os
 import uuid
 
-import yaml
-
 __all__ = ["load", "generate", "rack_of", "nodes_of", "node_uuid", "DEFAULTS"]
 
 DEFAULTS = {
@@ -57,9 +55,24 @@ def node_uuid(name):
     return str(uuid.uuid5(uuid.NAMESPACE_URL, "gpufleet-lab-bmc/" + name))
 
 
+def _read(path):
+    """The config's YAML through the project's strict reader (a key written twice, non-UTF-8
+    text, deep nesting or a device file is a ConfigError naming the line and the fix)."""
+    import gpufleet  # noqa: F401  (installs Ansible's collection loader; see gpufleet.collection)
+    from ansible_collections.gpufleet.baremetal.plugins.module_utils import strict_yaml
+
+    try:
+        data = strict_yaml.load_file(path)
+    except strict_yaml.StrictYamlError as exc:
+        raise ConfigError(exc.msg) from None
+    if not isinstance(data, (dict, type(None))):
+        raise ConfigError("%s: the top level is a %s, not a mapping; fix: write the keys of docs/lab-bmc.md"
+                          % (path, type(data).__name__))
+    return data or {}
+
+
 def load(path):
-    with open(path) as handle:
-        data = yaml.safe_load(handle) or {}
+    data = _read(path)
     cfg = dict(DEFAULTS)
     cfg.update(data)
     if cfg.get("password_file"):

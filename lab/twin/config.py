@@ -7,9 +7,9 @@ lab's loopback range 127.0.20.0-127.0.29.255.
 import ipaddress
 import os
 
-import yaml
-
-from lab.twin.errors import LabError
+from lab.twin.errors import LabError  # first: it imports gpufleet, which installs the collection loader
+from ansible_collections.gpufleet.baremetal.plugins.module_utils import strict_yaml
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.strict_yaml import StrictYamlError
 from lab.twin.config_schema import validate
 from lab.twin import secrets as lab_secrets
 
@@ -157,11 +157,10 @@ class LabConfig:
 def load(path=None, **overrides):
     """Read the YAML config (default lab/config/default.yml) and apply non-None overrides."""
     path = path or DEFAULT_CONFIG
-    try:
-        with open(path) as handle:
-            raw = yaml.safe_load(handle) or {}
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise LabError("Cannot read the lab config %s: %s. Pass --config with a valid YAML file." % (path, exc))
+    try:    # the project's strict reader: a key written twice is an error, not the last one winning
+        raw = strict_yaml.load_file(path) or {}
+    except StrictYamlError as exc:
+        raise LabError("Cannot read the lab config %s." % exc.msg, config=path) from None
     if not isinstance(raw, dict):
         raise LabError("Lab config %s: the top level is %r, not a mapping. Copy lab/config/default.yml and edit it."
                        % (path, raw), config=path)

@@ -3,18 +3,20 @@
 Why pydantic (v2): typed, nested, immutable models with one error per bad field and its path
 (``pools.a100.floors.hot``); we only add the wording (what is wrong, the fix). A policy with any
 error is refused whole, so nothing of a bad file is ever applied. docs/capacity.md lists every
-knob. The only I/O in the capacity package is ``load_policy`` reading the file.
+knob. The only I/O in the capacity package is ``load_policy`` reading the file, through the
+project's one strict YAML reader (plugins/module_utils/strict_yaml.py).
 """
 import re
 from typing import Dict, Literal, Optional, Tuple
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-import yaml
 from pydantic import (BaseModel, ConfigDict, Field, ValidationError, field_validator,
                       model_validator)
 from pydantic.functional_validators import BeforeValidator
 from typing_extensions import Annotated
 
+from ansible_collections.gpufleet.baremetal.plugins.module_utils import strict_yaml
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.strict_yaml import StrictYamlError
 from gpufleet.capacity.policy_errors import PolicyError, explain
 
 __all__ = ["Policy", "Pool", "Fleet", "TierCounts", "TierCeilings", "Members", "Match",
@@ -295,34 +297,27 @@ class Policy(_Strict):
         return pools
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """PyYAML keeps the last of two equal keys silently; a policy must not (which floor wins?)."""
+def _file_problem(exc):
+    """A StrictYamlError as one policy problem line: ``(file) line N: problem; fix: ...``."""
+    where = "(file) line %d" % exc.line if exc.line else "(file)"
+    return f"{where}: {exc.problem}; fix: {exc.fix}"
 
-    def construct_mapping(self, node, deep=False):
-        seen = {}
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if key in seen:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"key {key!r} appears twice (first on line {seen[key]})",
-                    key_node.start_mark)
-            seen[key] = key_node.start_mark.line + 1
-        return super().construct_mapping(node, deep=deep)
+
+def _document(read, source):
+    """The YAML document ``read()`` returns (the shared strict reader: duplicate keys, deep
+    nesting, alias bombs and non-UTF-8 text are refused), or a PolicyError naming the problem."""
+    try:
+        return read()
+    except StrictYamlError as exc:
+        raise PolicyError(source, [_file_problem(exc)]) from None
 
 
 def parse_policy(text, source="<policy>"):
-    """YAML text -> Policy, or PolicyError listing every problem (nothing is applied)."""
-    try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1} column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or exc
-        if "appears twice" in str(problem):
-            line = f"(file){where}: {problem}; fix: keep one of them"
-        else:
-            line = f"(file){where}: not valid YAML: {problem}; fix: correct the YAML syntax there"
-        raise PolicyError(source, [line]) from None
+    """YAML text (str or UTF-8 bytes) -> Policy, or PolicyError listing every problem (nothing is applied)."""
+    return _validate(_document(lambda: strict_yaml.loads(text, source), source), source)
+
+
+def _validate(data, source):
     if not isinstance(data, dict):
         raise PolicyError(source, ["(top level): expected a mapping with version, fleet and "
                                    f"pools, got {type(data).__name__}; fix: start the file "
@@ -334,11 +329,7 @@ def parse_policy(text, source="<policy>"):
 
 
 def load_policy(path):
-    """Read and validate a policy file. Unreadable files are PolicyErrors too."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except OSError as exc:
-        raise PolicyError(str(path), [f"(file): cannot read it ({exc.strerror}); fix: check "
-                                      "the path and its permissions"]) from None
-    return parse_policy(text, source=str(path))
+    """Read and validate a policy file. Unreadable files (missing, not a regular file, over
+    16 MiB) are PolicyErrors too."""
+    source = str(path)
+    return _validate(_document(lambda: strict_yaml.load_file(source), source), source)

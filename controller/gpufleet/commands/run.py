@@ -8,8 +8,9 @@ import os
 import sys
 import time
 
-import yaml
-
+from ansible_collections.gpufleet.baremetal.plugins.module_utils import strict_yaml
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.errors import GpufleetError
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.strict_yaml import StrictYamlError
 from gpufleet import lab_target, playbook_runner
 
 NAME = "run"
@@ -79,20 +80,26 @@ def _extra_vars(pairs):
             continue
         key, sep, value = pair.partition("=")
         if not sep:
-            from ansible_collections.gpufleet.baremetal.plugins.module_utils.errors import GpufleetError
             raise GpufleetError("Extra variable %r is not key=value or @file." % pair)
-        out[key] = yaml.safe_load(value) if value else value
+        out[key] = _value(pair, value) if value else value
     return out, files
+
+
+def _value(pair, text):
+    """An extra variable's value, read as YAML by the project's strict reader (a key twice in
+    a mapping value is an error, as in every YAML file)."""
+    try:
+        return strict_yaml.loads(text, "extra variable %r" % pair)
+    except StrictYamlError as exc:
+        raise GpufleetError("%s. Quote the value if it is text." % exc.msg) from None
 
 
 _playbook = playbook_runner.playbook_path
 
 
 def _merged_vars(files, extra):
-    merged = {}
-    for path in files:
-        with open(path) as handle:
-            merged.update(yaml.safe_load(handle) or {})
+    """The @files (strictly read: lab_target.merged_vars) with the key=value pairs on top."""
+    merged = lab_target.merged_vars(files)
     merged.update(extra)
     return merged
 
@@ -105,13 +112,14 @@ def run(args, out=sys.stdout):
     run_id = args.run_id or "run-" + datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     extra["gpufleet_run_id"] = run_id
     inventory = os.path.abspath(args.inventory or lab_target.inventory_path())
+    variables = _merged_vars(files, extra)     # a bad variable file stops the run before it starts
     progress = Progress(out)
     out.write("run %s: %s on %s\n" % (run_id, os.path.basename(playbook), os.path.basename(inventory)))
     status, rc, artifacts = playbook_runner.run_playbook(playbook, inventory, run_id, extravars=extra, var_files=files,
                                                          limit=args.limit, event_handler=progress)
     out.write(progress.summary() + "\n")
     out.write("playbook %s (rc=%s); ansible output: %s\n" % (status, rc, artifacts))
-    return rc, run_id, _merged_vars(files, extra)
+    return rc, run_id, variables
 
 
 def cmd_run(args):

@@ -2,6 +2,9 @@
 
 docs/capacity.md ("Simulator") describes the model, the metrics and the defaults.
 """
+import importlib.util
+import os
+
 NAME = "simulate"
 HELP = "replay a demand trace through the capacity controller's planner and measure policies"
 
@@ -9,9 +12,36 @@ HELIOS_CITATION = ("Demand: Helios trace (Hu, Sun, Wen, Wang, Zhang, \"Character
                    "Learning Workloads in Large-Scale GPU Datacenters\", SC'21; HeliosData, CC BY 4.0).")
 
 
-def _when(text):
+def _when(text, flag):
     from gpufleet.simulate.trace import parse_time
-    return None if text is None else parse_time(text, "--from/--to")
+    return None if text is None else parse_time(text, flag, fix="Give epoch seconds or ISO 8601 "
+                                                                "(e.g. 2020-05-01 00:00:00).")
+
+
+def _check_flags(args):
+    """Refuse bad flags and unwritable outputs before the trace is read and the runs start."""
+    import math
+    from gpufleet.simulate.errors import SimulateError
+    from gpufleet.simulate.fleet import check_nodes
+    from gpufleet.simulate.output import check_writable
+    from gpufleet.simulate.trace import check_scale
+
+    check_nodes(args.nodes)
+    check_scale(args.scale)
+    if args.gpus_per_node is not None and args.gpus_per_node < 1:
+        raise SimulateError("--gpus-per-node %d: give the GPUs of one node (1 or more), or drop the option to use the "
+                            "policy's." % args.gpus_per_node)
+    if args.interval is not None and not (math.isfinite(args.interval) and args.interval >= 0):
+        raise SimulateError("--interval %r: give the controller tick in seconds, a number >= 0 (0: no extra tick), "
+                            "or drop the option to use the policy's fleet.interval." % args.interval)
+    outputs = [(flag, path) for flag, path in (("--json", args.json), ("--plot", args.plot)) if path]
+    if len(outputs) == 2 and os.path.abspath(args.json) == os.path.abspath(args.plot):
+        raise SimulateError("--json and --plot both name %s. Give each its own file." % args.json)
+    for flag, path in outputs:
+        check_writable(path, flag)
+    if args.plot and importlib.util.find_spec("matplotlib") is None:
+        raise SimulateError("--plot needs matplotlib, which is not installed. Install it (pip install matplotlib) or "
+                            "drop --plot.")
 
 
 def _overrides(texts):
@@ -32,8 +62,12 @@ def simulate(args):
     """Run everything the arguments ask for; returns the JSON document."""
     from gpufleet.simulate import compare, latency, trace as traces
 
+    _check_flags(args)
+    targets = _targets(args.targets) if args.targets else None
+    sweep_spec = compare.parse_sweep(args.sweep) if args.sweep else None
+    start, end = _when(args.start, "--from"), _when(args.end, "--to")
     raw = traces.read_trace(args.trace, args.format, args.gpus_per_node or 8, args.pool)
-    trace = traces.select(raw, _when(args.start), _when(args.end), args.scale)
+    trace = traces.select(raw, start, end, args.scale)
     # Demand before --from is the history the controller would have recorded: the forecast's lookback.
     prior = [(t, round((g + s) * args.scale)) for t, g, s in zip(raw.times, raw.gang_gpus, raw.small_gpus)
              if t < trace.times[0]]
@@ -52,12 +86,12 @@ def simulate(args):
     if trace.fmt == "helios":
         document["citation"] = HELIOS_CITATION
     sweep = None
-    if args.sweep:
-        field, values = compare.parse_sweep(args.sweep)
+    if sweep_spec:
+        field, values = sweep_spec
         sweep = compare.sweep(trace, args.policy, field, values, factory, args.nodes, overrides=_overrides(args.set),
                               **options)
         document["sweep"] = sweep
-        document["tradeoff"] = compare.tradeoff(sweep, args.targets)
+        document["tradeoff"] = compare.tradeoff(sweep, targets)
     return document, results, sweep
 
 
@@ -83,32 +117,38 @@ def cmd_simulate(args):
 
 
 def _targets(text):
+    """'1000,100,0' -> [1000.0, 100.0, 0.0]; each a finite number of GPU-minutes >= 0."""
+    import math
     from gpufleet.simulate.errors import SimulateError
     try:
-        return [float(part) for part in text.split(",")]
+        values = [float(part) for part in text.split(",")]
     except ValueError:
-        raise SimulateError("--targets %r: give shortfall targets in GPU-minutes, comma-separated (e.g. 1000,100,0)."
-                            % text) from None
+        values = None
+    if values is None or not all(math.isfinite(v) and v >= 0 for v in values):
+        raise SimulateError("--targets %r: give shortfall targets in GPU-minutes >= 0, comma-separated (e.g. "
+                            "1000,100,0)." % text)
+    return values
 
 
 def register(parser):
     parser.add_argument("--trace", required=True, help="demand trace: Helios CSV, time,active,total, time,gpus, or a ledger")
     parser.add_argument("--policy", required=True, help="capacity policy YAML (the controller's own format)")
     parser.add_argument("--latency", help="latency YAML, or a preset: baremetal (default) or lab")
-    parser.add_argument("--nodes", type=int, required=True, help="nodes in the simulated pool")
+    parser.add_argument("--nodes", type=int, required=True, help="nodes in the simulated pool (1 to 100000)")
     parser.add_argument("--gpus-per-node", type=int, help="GPUs per node (default: the policy pool's gpus_per_node)")
     parser.add_argument("--from", dest="start", help="first time to replay (ISO 8601 or epoch seconds)")
     parser.add_argument("--to", dest="end", help="replay up to this time, excluded")
     parser.add_argument("--format", choices=("helios", "nodes", "gpus", "ledger"), help="trace format (default: detected)")
     parser.add_argument("--pool", help="pool to simulate (policy) and to read (ledger trace); needed when there are several")
-    parser.add_argument("--scale", type=float, default=1.0, help="multiply the trace's demand (e.g. to fill a larger pool)")
+    parser.add_argument("--scale", type=float, default=1.0,
+                        help="multiply the trace's demand (above 0, e.g. to fill a larger pool)")
     parser.add_argument("--initial-tier", default="warm", choices=("hot", "warm", "cold"),
                         help="tier of the nodes not running the first sample's demand (default warm)")
     parser.add_argument("--interval", type=float, help="controller tick after an operation finishes, s (default: policy fleet.interval)")
     parser.add_argument("--compare", nargs="+", metavar="POLICY", help="more policies to run on the same trace")
     parser.add_argument("--set", action="append", metavar="FIELD=VALUE", help="override a policy field in every run")
     parser.add_argument("--sweep", metavar="FIELD=SPEC", help="vary one field of --policy: FIELD=0:16:2 or FIELD=0,4,8")
-    parser.add_argument("--targets", type=_targets, help="shortfall targets for the sweep, GPU-minutes, comma-separated")
+    parser.add_argument("--targets", help="shortfall targets for the sweep, GPU-minutes, comma-separated")
     parser.add_argument("--json", help="write the results as JSON here")
     parser.add_argument("--plot", help="write a PNG plot here")
     parser.set_defaults(func=cmd_simulate)

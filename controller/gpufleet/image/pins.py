@@ -16,7 +16,9 @@ import os
 import re
 
 from gpufleet.image import compat
+from ansible_collections.gpufleet.baremetal.plugins.module_utils import strict_yaml
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.image.errors import PinError
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.strict_yaml import StrictYamlError
 
 __all__ = ["COMPONENTS", "REQUIRED_COMPONENTS", "Pins", "list_versions", "load_pins", "parse_pins", "render_pkrvars"]
 
@@ -163,13 +165,19 @@ def _normalize(data):
     return data
 
 
+def _yaml_message(path, exc):
+    """'Pin file P is not valid YAML: line N: problem. Fix.' from the strict reader's error."""
+    problem = exc.problem[len("not valid YAML: "):] if exc.problem.startswith("not valid YAML: ") else exc.problem
+    where = "line %d: " % exc.line if exc.line else ""
+    return "Pin file %s is not valid YAML: %s%s. %s." % (path, where, problem, exc.fix[:1].upper() + exc.fix[1:])
+
+
 def parse_pins(text, path):
     """Validate pin-file text; ``path`` names it in errors and fixes the expected version."""
-    import yaml
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise PinError("Pin file %s is not valid YAML: %s. Fix the syntax." % (path, exc), pin_file=path)
+        data = strict_yaml.loads(text, path)
+    except StrictYamlError as exc:
+        raise PinError(_yaml_message(path, exc), pin_file=path) from None
     _check_top(path, data)
     _check_repos(path, data)
     _check_components(path, data)

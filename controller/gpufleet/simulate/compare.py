@@ -9,16 +9,19 @@ from gpufleet.capacity import model
 from gpufleet.simulate import policies
 from gpufleet.simulate.engine import Simulation
 from gpufleet.simulate.errors import SimulateError
+from gpufleet.simulate.fleet import check_nodes
 from gpufleet.simulate.report import idle_cost
 
-__all__ = ["run_policy", "parse_sweep", "sweep", "tradeoff", "DEFAULT_TARGET_FRACTIONS"]
+__all__ = ["run_policy", "parse_sweep", "sweep", "tradeoff", "DEFAULT_TARGET_FRACTIONS", "MAX_SWEEP_POINTS"]
 
 DEFAULT_TARGET_FRACTIONS = (1.0, 0.5, 0.25, 0.1, 0.05, 0.01, 0.0)
+MAX_SWEEP_POINTS = 1000     # one full run each: more is a typo in START:STOP:STEP, not a study
 
 
 def run_policy(trace, run, latency_factory, nodes, gpus_per_node=None, pool=None, initial_tier=model.WARM,
                interval=None, plan=None, prior=()):
     """Simulate one PolicyRun; returns {"name", "policy", "overrides", "pool", "metrics", "series"}."""
+    check_nodes(nodes)
     name, pool_cfg = policies.pool_of(run.policy, pool)
     gpn = pool_cfg.gpus_per_node
     if gpus_per_node is not None and gpus_per_node != gpn:
@@ -44,12 +47,17 @@ def parse_sweep(text):
             start, stop, step = (int(part) for part in spec.split(":"))
             if step <= 0 or stop < start:
                 raise ValueError
-            values = list(range(start, stop + 1, step))
+            count = (stop - start) // step + 1
+            values = range(start, stop + 1, step) if count <= MAX_SWEEP_POINTS else ()
         else:
             values = [int(part) for part in spec.split(",")]
+            count = len(set(values))
     except ValueError:
         raise SimulateError("--sweep %r: values must be whole numbers, START:STOP:STEP with STEP > 0 and STOP >= "
                             "START." % text) from None
+    if count > MAX_SWEEP_POINTS:
+        raise SimulateError("--sweep %r gives %d values; a sweep runs at most %d. Use a larger STEP or fewer values."
+                            % (text, count, MAX_SWEEP_POINTS))
     return field.strip().split("."), sorted(set(values))
 
 

@@ -5,8 +5,19 @@ finishes; what a tier means is model.TIERS. Tier counts are kept live for the me
 """
 from gpufleet.capacity import model
 from gpufleet.capacity.model import NodeView
+from gpufleet.simulate.errors import SimulateError
 
-__all__ = ["SimNode", "Fleet", "LEDGER_STATE"]
+__all__ = ["SimNode", "Fleet", "LEDGER_STATE", "MAX_NODES", "check_nodes"]
+
+# A pool of more nodes than any real one; each simulated node costs memory and planner time.
+MAX_NODES = 100000
+
+
+def check_nodes(count):
+    """``count`` if it is a whole number of nodes from 1 to MAX_NODES (``--nodes``); SimulateError otherwise."""
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_NODES:
+        raise SimulateError("--nodes %r: give the number of nodes in the simulated pool, 1 to %d." % (count, MAX_NODES))
+    return count
 
 # The ledger lifecycle state a controller would read for a node in each tier (the ledger's
 # states.py names). PROVISIONING differs by path, so the node keeps the state it was given

@@ -17,8 +17,8 @@ The presets and their sources are in docs/capacity.md ("Latency defaults").
 import math
 import random
 
-import yaml
-
+from ansible_collections.gpufleet.baremetal.plugins.module_utils import strict_yaml
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.strict_yaml import StrictYamlError
 from gpufleet.simulate.errors import SimulateError
 
 __all__ = ["Distribution", "Latency", "PRESETS", "load_latency"]
@@ -125,12 +125,9 @@ def load_latency(path=None):
     if path is None or path in PRESETS:
         return Latency({"preset": path or "baremetal"}, where=path or "default latency")
     try:
-        with open(path, encoding="utf-8") as handle:
-            spec = yaml.safe_load(handle)
-    except OSError as exc:
-        raise SimulateError("Cannot read latency file %s: %s." % (path, exc.strerror)) from None
-    except yaml.YAMLError as exc:
-        raise SimulateError("Latency file %s is not valid YAML: %s" % (path, exc)) from None
+        spec = strict_yaml.load_file(path)
+    except StrictYamlError as exc:     # unreadable, not UTF-8, not valid YAML, a key twice, ...
+        raise SimulateError("Latency file %s." % exc.msg) from None
     if not isinstance(spec, dict):
         raise SimulateError("Latency file %s must be a mapping (hot, warm, cold, gate_failure, seed)." % path)
     return Latency(spec, where=path)

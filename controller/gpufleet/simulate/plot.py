@@ -14,7 +14,8 @@ def _dates(times):
 
 
 def plot(path, runs, gpus_per_node, sweep=None, title="", footnote=""):
-    """``runs``: [{"name", "metrics", "series"}]; ``sweep``: {"field", "points": [{"value", "metrics"}]}."""
+    """``runs``: [{"name", "metrics", "series"}]; ``sweep``: {"field", "points": [{"value", "metrics"}]}.
+    The PNG is written whole or not at all (gpufleet.simulate.output)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -38,8 +39,11 @@ def plot(path, runs, gpus_per_node, sweep=None, title="", footnote=""):
     _tradeoff(axes[2], runs, sweep)
     if footnote:
         fig.suptitle(footnote, fontsize="x-small")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    from gpufleet.simulate.output import write_atomically
+    try:
+        write_atomically(path, lambda temporary: fig.savefig(temporary, dpi=110, format="png"), "--plot")
+    finally:
+        plt.close(fig)
     return path
 
 

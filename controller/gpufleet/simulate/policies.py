@@ -5,9 +5,13 @@ the changed document goes through ``gpufleet.capacity.policy.parse_policy`` like
 a sweep can only produce policies the controller would accept. The simulator reads one pool.
 """
 import copy
+import os
+import stat
 
 import yaml
 
+from ansible_collections.gpufleet.baremetal.plugins.module_utils import strict_yaml
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.strict_yaml import StrictYamlError
 from gpufleet.simulate.errors import SimulateError
 
 __all__ = ["PolicyRun", "load", "parse_override", "pool_of"]
@@ -25,7 +29,11 @@ def parse_override(text):
     path, sep, value = text.partition("=")
     if not sep or not path.strip():
         raise SimulateError("Override %r is not FIELD=VALUE (e.g. pools.gpu.floors.warm=8)." % text)
-    return [part for part in path.strip().split(".")], yaml.safe_load(value)
+    try:
+        parsed = strict_yaml.loads(value, "--set %s" % text)
+    except StrictYamlError as exc:
+        raise SimulateError("%s. Quote the value if it is text." % exc.msg) from None
+    return [part for part in path.strip().split(".")], parsed
 
 
 def _set(document, path, value, source):
@@ -41,11 +49,18 @@ def _set(document, path, value, source):
 
 
 def _read(path):
+    """The policy file's bytes; the strict YAML reader decodes them (non-UTF-8 is a PolicyError)."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise SimulateError("Cannot read policy %s: not a regular file. Give a policy YAML file." % path)
+        with open(path, "rb") as handle:
+            data = handle.read(strict_yaml.MAX_BYTES + 1)
     except OSError as exc:
         raise SimulateError("Cannot read policy %s: %s. Check the path." % (path, exc.strerror)) from None
+    if len(data) > strict_yaml.MAX_BYTES:
+        raise SimulateError("Cannot read policy %s: larger than %d MiB. Give a policy YAML file."
+                            % (path, strict_yaml.MAX_BYTES >> 20))
+    return data
 
 
 def load(path, overrides=(), name=None):
@@ -67,9 +82,9 @@ def _load(path, overrides, name):
     text = _read(path)
     if overrides:
         try:
-            document = copy.deepcopy(yaml.safe_load(text))
-        except yaml.YAMLError:
-            document = None
+            document = copy.deepcopy(strict_yaml.loads(text, path))
+        except StrictYamlError:
+            document = None                     # parse_policy below names the problem
         if not isinstance(document, dict):
             parse_policy(text, source=path)        # raises the loader's own error naming the problem
             raise SimulateError("%s: the policy is not a YAML mapping; overrides need one." % path)

@@ -45,6 +45,12 @@ def tradeoff_table(field, targets):
 
 
 def write_json(path, document):
-    with open(path, "w", encoding="utf-8") as handle:
-        json.dump(document, handle, indent=1, sort_keys=True)
-        handle.write("\n")
+    """``document`` as JSON at ``path``, written whole or not at all."""
+    from gpufleet.simulate.output import write_atomically
+
+    def write(temporary):
+        with open(temporary, "x", encoding="utf-8") as handle:
+            json.dump(document, handle, indent=1, sort_keys=True)
+            handle.write("\n")
+
+    write_atomically(path, write, "--json")

@@ -9,9 +9,10 @@
 Every error names the file, line and column.
 """
 import csv
+import math
 
 from gpufleet.simulate.errors import TraceError
-from gpufleet.simulate.trace import build, parse_time
+from gpufleet.simulate.trace import MAX_GPUS, build, parse_time
 
 __all__ = ["COLUMNS", "detect_header", "read"]
 
@@ -42,8 +43,11 @@ def _count(row, column, where):
         value = float(text)
     except ValueError:
         raise TraceError("%s column %s: %r is not a number. Fix the value or drop the row." % (where, column, text)) from None
-    if value < 0 or value != int(value):
+    if not math.isfinite(value) or value < 0 or value != int(value):
         raise TraceError("%s column %s: %r is not a whole number >= 0. Fix the value." % (where, column, text))
+    if value > MAX_GPUS:
+        raise TraceError("%s column %s: %r is above the simulator's bound of %d per sample. Fix the value (or its "
+                         "units)." % (where, column, text, MAX_GPUS))
     return int(value)
 
 
@@ -82,4 +86,7 @@ def read(path, fmt, gpus_per_node):
         raise TraceError("Cannot read trace %s: %s. Check the path." % (path, exc.strerror)) from None
     except UnicodeDecodeError:
         raise TraceError("%s is not UTF-8 text. Give a CSV file, or a ledger with --format ledger." % path) from None
+    except csv.Error as exc:    # a NUL byte, a field over the csv module's size limit
+        raise TraceError("%s line %d: not readable as CSV (%s). Fix the row."
+                         % (path, reader.reader.line_num, exc)) from None
     return build(path, fmt, rows)

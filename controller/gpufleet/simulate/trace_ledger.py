@@ -27,6 +27,14 @@ def _rows(path):
         ledger.close()
 
 
+def _minute(value, where):
+    """The row's minute as epoch seconds; build() checks its range."""
+    try:
+        return float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise TraceError("%s: minute %r is not epoch seconds. Repair the row." % (where, value)) from None
+
+
 def read(path, pool=None):
     rows = _rows(path)
     pools = sorted({row["pool"] for row in rows})
@@ -42,7 +50,7 @@ def read(path, pool=None):
     for index, row in enumerate((r for r in rows if r["pool"] == pool), start=1):
         where = "%s demand_history pool %s row %d (minute %s)" % (path, pool, index, row["minute"])
         for name in ("gpus_running", "gpus_pending"):
-            if not isinstance(row[name], int) or row[name] < 0:
+            if isinstance(row[name], bool) or not isinstance(row[name], int) or row[name] < 0:
                 raise TraceError("%s: %s is %r, not a whole number >= 0. Repair the row." % (where, name, row[name]))
-        samples.append((float(row["minute"]), 0, row["gpus_running"] + row["gpus_pending"], where))
+        samples.append((_minute(row["minute"], where), 0, row["gpus_running"] + row["gpus_pending"], where))
     return build(path, "ledger", samples)

@@ -1,3 +1,4 @@
+import argparse
 import io
 
 import pytest
@@ -61,3 +62,24 @@ def test_gang_admission_updates_every_member():
                          "members": [{"node": "n1", "state": "joined"}, {"node": "n2", "state": "joined"}]}))
     assert progress.nodes["n1"]["state"] == "joined" and progress.nodes["n2"]["state"] == "joined"
     assert "gang g admitted" in out.getvalue()
+
+
+def test_extra_vars_refuse_a_key_twice_and_bad_yaml():
+    from ansible_collections.gpufleet.baremetal.plugins.module_utils.errors import GpufleetError
+    with pytest.raises(GpufleetError) as err:
+        run._extra_vars(["gang={size: 8, size: 16}"])
+    assert err.value.msg == ("extra variable 'gang={size: 8, size: 16}' line 1: key 'size' appears twice (first on "
+                             "line 1); fix: keep one of the two keys. Quote the value if it is text.")
+    with pytest.raises(GpufleetError, match="not valid YAML"):
+        run._extra_vars(["gang=[8"])
+
+
+def test_a_variable_file_with_a_key_twice_stops_the_run_before_it_starts(tmp_path, monkeypatch):
+    from gpufleet import lab_target, playbook_runner
+    path = tmp_path / "vars.yml"
+    path.write_text("gpufleet_gang_size: 8\ngpufleet_gang_size: 16\n")
+    monkeypatch.setattr(playbook_runner, "run_playbook", lambda *a, **k: pytest.fail("the playbook ran"))
+    args = argparse.Namespace(playbook="gang", extra_vars=["@%s" % path], lab=False, run_id="r1",
+                              inventory=str(tmp_path / "rack.yml"), limit=None)
+    with pytest.raises(lab_target.VarsFileError, match="key 'gpufleet_gang_size' appears twice"):
+        run.run(args, out=io.StringIO())

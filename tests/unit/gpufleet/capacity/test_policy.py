@@ -128,3 +128,27 @@ def test_unreadable_file(tmp_path):
     with pytest.raises(PolicyError) as caught:
         load_policy(tmp_path / "missing.yml")
     assert "cannot read it" in str(caught.value) and "fix:" in str(caught.value)
+
+
+# Read through the shared strict reader: these were a UnicodeDecodeError and a RecursionError.
+@pytest.mark.parametrize("raw, line, words", [
+    (MINIMAL.encode() + b"    idle_time: 10\xff\n", "(file)", "not UTF-8 text (byte 77); fix: save the file as UTF-8"),
+    (b"pools:" + b" [" * 3000, "(file) line 1", "nested deeper than 64 levels; fix: flatten the document"),
+    (b"a: &a [x, x, x, x, x, x, x, x, x, x]\n" + b"".join(
+        b"%s: &%s [*%s, *%s, *%s, *%s, *%s, *%s, *%s, *%s, *%s, *%s]\n" % ((bytes([98 + i]),) * 2 + (bytes([97 + i]),) * 10)
+        for i in range(8)), "(file)", "expands to more than 1000000 values through its aliases"),
+])
+def test_unreadable_yaml_is_one_problem_naming_line_and_fix(tmp_path, raw, line, words):
+    path = tmp_path / "policy.yml"
+    path.write_bytes(raw)
+    for read in (lambda: load_policy(path), lambda: parse_policy(raw, source=str(path))):
+        with pytest.raises(PolicyError) as caught:
+            read()
+        assert caught.value.problems == [caught.value.problems[0]] and caught.value.problems[0].startswith(line)
+        assert words in caught.value.problems[0] and str(path) in str(caught.value)
+
+
+def test_a_device_file_is_refused_not_read_for_ever():
+    with pytest.raises(PolicyError) as caught:
+        load_policy("/dev/zero")
+    assert caught.value.problems == ["(file): not a regular file; fix: pass the path of a YAML file"]

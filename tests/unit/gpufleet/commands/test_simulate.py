@@ -1,5 +1,7 @@
 """``gpufleet simulate`` end to end on small files: table, JSON, PNG, sweep, and errors."""
+import contextlib
 import json
+import signal
 
 import pytest
 
@@ -79,3 +81,117 @@ def test_demand_before_from_is_the_forecast_history(files):
     register(parser)
     doc, results, _ = simulate(parser.parse_args(["--trace", trace, "--policy", policy, "--nodes", "6", "--from", "600"]))
     assert doc["trace"]["prior_samples"] == 10 and doc["trace"]["samples"] == 50
+
+
+@contextlib.contextmanager
+def _deadline(seconds=120):
+    """Turns a hang (a trace time of 1e300 once replayed for ever) into a failure; never a timing check."""
+    def hung(signum, frame):
+        raise AssertionError("gpufleet simulate still ran after %d s" % seconds)
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _refused(capsys, argv):
+    """Runs ``gpufleet simulate``; returns its one-line error (the command must exit 1)."""
+    with _deadline():
+        assert main(["simulate"] + argv) == 1
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("gpufleet simulate: error: "), lines
+    return lines[0]
+
+
+@pytest.fixture
+def no_run(monkeypatch):
+    """A run that starts fails the test: flags and outputs are checked before any run."""
+    from gpufleet.simulate import compare
+
+    def run_policy(*args, **kwargs):
+        raise AssertionError("the simulation started before its flags were checked")
+    monkeypatch.setattr(compare, "run_policy", run_policy)
+
+
+@pytest.mark.parametrize("flags, words", [
+    (["--nodes", "0"], "--nodes 0: give the number of nodes in the simulated pool, 1 to 100000"),
+    (["--nodes", "100001"], "--nodes 100001: give the number of nodes"),
+    (["--nodes", "4", "--scale", "nan"], "--scale nan: give a demand multiplier above 0"),
+    (["--nodes", "4", "--scale=-1"], "--scale -1.0: give a demand multiplier above 0"),
+    (["--nodes", "4", "--scale", "0"], "--scale 0.0: give a demand multiplier above 0"),
+    (["--nodes", "4", "--interval", "nan"], "--interval nan: give the controller tick in seconds"),
+    (["--nodes", "4", "--gpus-per-node", "0"], "--gpus-per-node 0: give the GPUs of one node"),
+    (["--nodes", "4", "--from", "nan"], "--from: time 'nan' is not a time between 1970-01-01 and 9999-12-31"),
+    (["--nodes", "4", "--to", "1e300"], "--to: time '1e300' is not a time between"),
+    (["--nodes", "4", "--sweep", "pools.gpu.floors.hot=0:100000000:1"],
+     "gives 100000001 values; a sweep runs at most 1000"),
+    (["--nodes", "4", "--sweep", "pools.gpu.floors.hot=0:2:1", "--targets", "x"], "--targets 'x': give shortfall"),
+    (["--nodes", "4", "--sweep", "pools.gpu.floors.hot=0:2:1", "--targets", "nan"], "--targets 'nan'"),
+])
+def test_flags_out_of_bounds_are_refused_before_the_run(files, capsys, no_run, flags, words):
+    _, trace, policy, _ = files
+    assert words in _refused(capsys, ["--trace", trace, "--policy", policy] + flags)
+
+
+@pytest.mark.parametrize("flag", ["--json", "--plot"])
+def test_output_into_a_missing_folder_is_refused_before_the_run(files, capsys, no_run, flag):
+    tmp, trace, policy, _ = files
+    target = str(tmp / "missing" / "out")
+    error = _refused(capsys, ["--trace", trace, "--policy", policy, "--nodes", "4", flag, target])
+    assert "%s %s: the folder %s does not exist. Create it" % (flag, target, tmp / "missing") in error
+
+
+def test_output_that_is_a_folder_is_refused(files, capsys, no_run):
+    tmp, trace, policy, _ = files
+    error = _refused(capsys, ["--trace", trace, "--policy", policy, "--nodes", "4", "--json", str(tmp)])
+    assert "--json %s is a folder. Give a file path" % tmp in error
+
+
+def test_a_failed_json_write_leaves_no_file(files, capsys, monkeypatch):
+    tmp, trace, policy, _ = files
+    out_json = tmp / "r.json"
+    out_json.write_text("the previous run's results\n")
+
+    def dump(document, handle, **kwargs):
+        handle.write('{"trace": ')                 # a partial document, then the disk is full
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(json, "dump", dump)
+    error = _refused(capsys, ["--trace", trace, "--policy", policy, "--nodes", "4", "--json", str(out_json)])
+    assert "--json %s: cannot write it (No space left on device)" % out_json in error
+    assert out_json.read_text() == "the previous run's results\n"     # untouched, not half-written
+    assert sorted(p.name for p in tmp.iterdir()) == ["demand.csv", "floors.yml", "lat.yml", "r.json"]
+
+
+@pytest.mark.parametrize("row, words", [
+    ("60,nan", "line 3 column gpus: 'nan' is not a whole number >= 0"),
+    ("60,1e20", "line 3 column gpus: '1e20' is above the simulator's bound of 1000000 per sample"),
+    ("1e300,8", "line 3 column time: time '1e300' is not a time between 1970-01-01 and 9999-12-31"),
+    ("inf,8", "line 3 column time: time 'inf' is not a time between"),
+])
+def test_trace_values_out_of_bounds_name_the_row(files, capsys, row, words):
+    tmp, _, policy, _ = files
+    bad = tmp / "bad.csv"
+    bad.write_text("time,gpus\n0,8\n%s\n" % row)
+    assert words in _refused(capsys, ["--trace", str(bad), "--policy", policy, "--nodes", "4"])
+
+
+def test_a_key_written_twice_in_the_policy_is_refused_with_and_without_overrides(files, capsys):
+    tmp, trace, _, _ = files
+    bad = tmp / "twice.yml"
+    bad.write_text(POLICY.replace("floors: {hot: 1}", "floors: {hot: 1}\n    floors: {hot: 4}"))
+    for extra in ([], ["--set", "pools.gpu.idle_time=30m"]):
+        assert main(["simulate", "--trace", trace, "--policy", str(bad), "--nodes", "4"] + extra) == 1
+        err = capsys.readouterr().err
+        assert "(file) line 8: key 'floors' appears twice (first on line 7); fix: keep one of the two keys" in err
+
+
+def test_a_set_value_with_a_key_twice_or_bad_yaml_is_refused(files, capsys):
+    _, trace, policy, _ = files
+    for value, words in (("pools.gpu.floors={hot: 1, hot: 4}", "key 'hot' appears twice"),
+                         ("pools.gpu.floors=[", "not valid YAML")):
+        assert main(["simulate", "--trace", trace, "--policy", policy, "--nodes", "4", "--set", value]) == 1
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("gpufleet simulate: error: --set %s line 1: %s" % (value, words)) and "\n" not in err, err

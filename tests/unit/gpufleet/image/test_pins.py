@@ -101,3 +101,16 @@ def test_render_pkrvars_carries_pins_and_build_identity():
     assert rendered["pins_sha256"] == pins.sha256 and rendered["build_id"] == "lab-docker-abc"
     assert rendered["os_id"] == "debian" and rendered["output_dir"] == "/out"
     assert pins.source_date_epoch() > 1700000000
+
+
+def test_a_key_written_twice_is_refused_naming_both_lines():
+    """PyYAML alone keeps the last of two keys: a second ``version`` would silently win."""
+    text = _render(_lab_data())
+    doubled = text + "version: 2026.01.1\n"
+    path = os.path.join(VERSIONS, "2026.03.1.yml")
+    with pytest.raises(PinError) as caught:
+        pins_mod.parse_pins(doubled, path)
+    first = text.splitlines().index(next(l for l in text.splitlines() if l.startswith("version:"))) + 1
+    last = len(doubled.splitlines())
+    assert str(caught.value) == ("Pin file %s is not valid YAML: line %d: key 'version' appears twice (first on "
+                                 "line %d). Keep one of the two keys." % (path, last, first))

@@ -42,3 +42,19 @@ def test_file_overrides_preset(tmp_path):
 def test_bad_latency_names_the_key(spec, message):
     with pytest.raises(SimulateError, match=message):
         Latency(spec, where="lat.yml")
+
+
+def test_a_key_written_twice_in_a_latency_file_is_refused(tmp_path):
+    path = tmp_path / "lat.yml"
+    path.write_text("preset: lab\ngate_failure: 0.5\ngate_failure: 0\n")
+    with pytest.raises(SimulateError) as caught:
+        load_latency(str(path))
+    assert str(caught.value) == ("Latency file %s line 3: key 'gate_failure' appears twice (first on line 2); fix: "
+                                 "keep one of the two keys." % path)
+
+
+def test_a_latency_file_that_is_not_utf8_is_refused(tmp_path):
+    path = tmp_path / "lat.yml"
+    path.write_bytes(b"preset: lab\nseed: \xff\n")
+    with pytest.raises(SimulateError, match=r"lat.yml: not UTF-8 text \(byte 18\); fix: save the file as UTF-8"):
+        load_latency(str(path))

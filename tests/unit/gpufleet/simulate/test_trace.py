@@ -3,8 +3,8 @@ import os
 
 import pytest
 
-from gpufleet.simulate.errors import TraceError
-from gpufleet.simulate.trace import detect, read_trace, select
+from gpufleet.simulate.errors import SimulateError, TraceError
+from gpufleet.simulate.trace import MAX_SPAN_DAYS, detect, read_trace, select
 from tests.helpers import shared_fixture
 
 HELIOS_HEADER = ("time,total_job_num,running_job_num,pending_job_num,total_gpujob_num,running_gpujob_num,"
@@ -70,10 +70,51 @@ def test_ledger_demand_history(tmp_path):
     (["time,active,total", "0,5,4"], r"line 2: active \(5\) exceeds total \(4\)"),
     (["when,load"], r"line 1: header 'when,load' matches no trace format"),
     (["time,gpus"], r"has no samples"),
+    # Non-finite and huge values: once tracebacks, a hang (1e300) and 5 GB of jobs (1e20).
+    (["time,gpus", "0,4", "60,nan"], r"line 3 column gpus: 'nan' is not a whole number"),
+    (["time,gpus", "0,4", "60,inf"], r"line 3 column gpus: 'inf' is not a whole number"),
+    (["time,gpus", "0,4", "60,1e20"], r"line 3 column gpus: '1e20' is above the simulator's bound of 1000000"),
+    (["time,active,total", "0,1,1e400"], r"line 2 column total: '1e400' is not a whole number"),
+    (["time,gpus", "0,4", "nan,4"], r"line 3 column time: time 'nan' is not a time between 1970-01-01 and 9999-12-31"),
+    (["time,gpus", "0,4", "inf,4"], r"line 3 column time: time 'inf' is not a time between"),
+    (["time,gpus", "0,4", "1e300,4"], r"line 3 column time: time '1e300' is not a time between"),
+    (["time,gpus", "-60,4"], r"line 2 column time: time '-60' is not a time between"),
+    (["time,gpus", "0001-01-01T00:00:00+05:00,4"], r"line 2 column time: time '0001-01-01T00:00:00\+05:00'"),
+    (["time,gpus", "0,4", "315619201,4"], r"line 3: time 1980-01-02 00:00:01 is more than 3653 days \(10 years\) "
+                                          r"after the first sample \(1970-01-01 00:00:00\)"),
+    (["time,gpus", "0,1", "1'" + "1" * 200000], r"line 3: not readable as CSV \(field larger than field limit"),
 ])
 def test_bad_trace_names_the_line(tmp_path, lines, message):
     with pytest.raises(TraceError, match=message):
         read_trace(_write(tmp_path, "bad.csv", lines))
+
+
+def test_demand_bound_counts_the_sum_of_a_row(tmp_path):
+    helios = _write(tmp_path, "h.csv", [HELIOS_HEADER, _helios_row(0, 600000, 0, 600000, 0)])
+    with pytest.raises(TraceError, match=r"line 2: demand of 1200000 GPUs is not between 0 and 1000000"):
+        read_trace(helios)
+    nodes = _write(tmp_path, "n.csv", ["time,active,total", "0,200000,200000"])
+    with pytest.raises(TraceError, match=r"line 2: demand of 1600000 GPUs"):
+        read_trace(nodes, gpus_per_node=8)
+
+
+def test_a_ten_year_trace_is_read(tmp_path):
+    trace = read_trace(_write(tmp_path, "g.csv", ["time,gpus", "0,1", "%d,1" % (MAX_SPAN_DAYS * 86400)]))
+    assert trace.times[-1] == MAX_SPAN_DAYS * 86400.0
+
+
+def test_ledger_minute_out_of_range_is_named(tmp_path):
+    from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.decisions import record_demand
+    from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger import Ledger
+
+    path = str(tmp_path / "ledger.db")
+    ledger = Ledger(path)
+    record_demand(ledger, "a", 60, 8, 0, 0)
+    record_demand(ledger, "a", 10 ** 15, 8, 0, 0)
+    ledger.close()
+    with pytest.raises(TraceError, match=r"demand_history pool a row 2 \(minute 999999999999960\): time 999999999999960.0 is not a time "
+                                         r"between 1970-01-01 and 9999-12-31 .* Fix or drop the row."):
+        read_trace(path)
 
 
 def test_named_format_missing_columns(tmp_path):
@@ -88,6 +129,19 @@ def test_select_window_and_scale(tmp_path):
     assert part.times == (60.0,) and part.small_gpus == (8,)      # ceil(3 * 2.5)
     with pytest.raises(TraceError, match="no samples between --from and --to"):
         select(trace, 500, 600)
+
+
+@pytest.mark.parametrize("scale, message", [
+    (float("nan"), r"--scale nan: give a demand multiplier above 0"),
+    (float("inf"), r"--scale inf: give a demand multiplier above 0"),
+    (-1.0, r"--scale -1.0: give a demand multiplier above 0"),
+    (0.0, r"--scale 0.0: give a demand multiplier above 0"),
+    (1e300, r"--scale 1e\+300: demand at 1970-01-01 00:02:00 becomes 5e\+300 GPUs, above the simulator's bound"),
+])
+def test_select_refuses_a_scale_out_of_bounds(tmp_path, scale, message):
+    trace = read_trace(_write(tmp_path, "g.csv", ["time,gpus", "0,0", "60,0", "120,5"]))
+    with pytest.raises(SimulateError, match=message):
+        select(trace, scale=scale)
 
 
 def test_shared_helios_month():

@@ -340,3 +340,16 @@ def test_an_ecc_or_slow_hca_fault_without_parameters_still_fails_a_gate(cfg):
         {"gpu": 0, "corrected": 5, "type": "ecc"}]                       # counts given: kept as given
     with pytest.raises(LabError, match="--param hca=NAME"):
         lab_mod.inject_fault(cfg, "lab-r2n2", "slow_hca", hca="mlx9_9")
+
+
+def test_a_key_written_twice_in_the_lab_config_is_refused(tmp_path):
+    """PyYAML alone keeps the last of two keys; the lab config is read strictly."""
+    with open(lab_config.DEFAULT_CONFIG) as handle:
+        text = handle.read()
+    path = tmp_path / "lab.yml"
+    path.write_text(text + "state_dir: build/other\n")
+    first = text.splitlines().index(next(l for l in text.splitlines() if l.startswith("state_dir:"))) + 1
+    with pytest.raises(LabError) as err:
+        lab_config.load(str(path))
+    assert err.value.msg == ("Cannot read the lab config %s line %d: key 'state_dir' appears twice (first on line "
+                             "%d); fix: keep one of the two keys." % (path, len(text.splitlines()) + 1, first))
