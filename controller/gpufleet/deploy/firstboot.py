@@ -82,6 +82,15 @@ def apply_seed(seed, root="/"):
     return sorted(files)
 
 
+def _running_hostname(name, proc="/proc/sys/kernel/hostname"):
+    """systemd set the host name from the image's /etc/hostname before this unit ran."""
+    try:
+        with open(proc, "w") as handle:
+            handle.write(name)
+    except OSError as exc:
+        raise DeployError("first boot", "cannot set the host name to %s (%s)" % (name, exc.strerror))
+
+
 def _host_keys(root, run=subprocess.run):
     """This node's own SSH host keys (the image carries none)."""
     try:
@@ -100,8 +109,11 @@ def main(argv=None):
     parser.add_argument("--root", default="/")
     args = parser.parse_args(argv)
     try:
-        written = apply_seed(read_seed(args.device), args.root)
+        seed = read_seed(args.device)
+        written = apply_seed(seed, args.root)
         _host_keys(args.root)
+        if os.path.abspath(args.root) == "/":
+            _running_hostname(seed["hostname"])
     except DeployError as exc:
         print("gpufleet-firstboot: %s" % exc.msg, file=sys.stderr)
         return 1

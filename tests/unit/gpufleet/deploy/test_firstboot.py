@@ -79,3 +79,12 @@ def test_host_keys_are_made_under_the_root_and_a_failure_is_named(monkeypatch):
     assert calls == [["ssh-keygen", "-A", "-f", "/mnt/node"]]
     with pytest.raises(DeployError, match="ssh-keygen -A failed: no space left"):
         firstboot._host_keys("/mnt/node", run=run)
+
+
+def test_the_running_host_name_is_set_too(tmp_path):
+    proc = tmp_path / "hostname"
+    proc.write_text("debian")
+    firstboot._running_hostname("r42n01", str(proc))
+    assert proc.read_text() == "r42n01"
+    with pytest.raises(DeployError, match="cannot set the host name"):
+        firstboot._running_hostname("r42n01", str(tmp_path / "missing" / "hostname"))
