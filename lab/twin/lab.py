@@ -238,7 +238,10 @@ def playbook_vars(cfg, munge_key):
     """Extra vars that point the lifecycle playbooks at this lab (lab-only credentials)."""
     return {
         "gpufleet_gate_hcas": _model_hcas(cfg),
-        "gpufleet_lab": True,
+        # what differs in the lab is said as settings, not as "this is the lab": its containers
+        # have no RDMA rails and run Slurm and the label agent without systemd
+        "gpufleet_configure_fabric": False,
+        "gpufleet_service_manager": "direct",
         "gpufleet_lab_state_dir": cfg.state_dir,
         "gpufleet_ledger": cfg.path("ledger.sqlite"),
         "gpufleet_report_dir": cfg.path("reports"),
