@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 from gpufleet.main import main
 from gpufleet.simulate.fleet import MAX_NODES
 from gpufleet.simulate.trace import MAX_GPUS, MAX_SPAN_DAYS, MAX_TIME
+from tests.unit.gpufleet.commands.test_simulate import POLICY  # the one small policy of the simulate tests
 
 EXAMPLES = int(os.environ.get("GPUFLEET_HYPOTHESIS_EXAMPLES", "300"))
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
@@ -37,15 +38,6 @@ TRIED = {}                  # what the example spoiled -> {"ran": n, "refused": 
 RUN_LIMIT_S = 120           # a hang becomes a failure; a run here takes well under a second
 MEMORY_HEADROOM = 2 << 30   # bytes of address space one run may add
 
-POLICY = """version: 1
-pools:
-  gpu:
-    sku: h100
-    gpus_per_node: 8
-    members: {patterns: ["gpu-*"]}
-    floors: {hot: 1}
-    idle_time: 10m
-"""
 HELIOS = ("time,running_gpu_num,pending_gpu_num,running_gpu_num_noless_8,pending_gpu_num_noless_8,"
           "running_gpu_num_less_8,pending_gpu_num_less_8")
 HEADERS = {"gpus": "time,gpus", "nodes": "time,active,total", "helios": HELIOS}
