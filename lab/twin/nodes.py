@@ -143,4 +143,7 @@ class NodeManager:
                 "-v", "%s:/etc/gpufleet-lab:ro" % cfg.path("hwsim", node),
                 # every node's model, for the multi-node shims (mpirun/nccl) of a fabric test
                 "-v", "%s:/etc/gpufleet-lab-fleet:ro" % cfg.path("hwsim"),
+                # an init that reaps: daemons a role stops (slurmd, munged) must not stay
+                # zombies of `sleep`, or every "is it still running?" check waits its timeout
+                "--init",
                 disk, "sleep", "infinity"]
