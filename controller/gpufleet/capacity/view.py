@@ -7,7 +7,7 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Dict, List, Mapping, Set
 
-from gpufleet.capacity.model import BRINGUP_KINDS, COLD, PROVISIONING, WARM
+from gpufleet.capacity.model import BRINGUP_KINDS, COLD, HOT, PROVISIONING, WARM
 from gpufleet.capacity.node_index import RETRYABLE, NodeIndex
 
 __all__ = ["PoolView", "build_views"]
@@ -80,6 +80,16 @@ def _count_in_flight(view, action):
         view.resuming += len(action.nodes)
 
 
+def _arrived(action, tiers):
+    """A bring-up or wake to hot, for no gang, whose nodes the ledger already shows hot: its run
+    ended (or is writing its report) and the controller has not collected it yet. Its nodes are
+    hot supply now, not incoming: counted as under way, a job they can serve in seconds would get
+    a cold bring-up of minutes. They still count against the concurrency limit until collected,
+    and the loop starts nothing on them before that."""
+    return (action.kind in BRINGUP_KINDS and action.gang_id is None and action.target_tier != WARM
+            and all(tiers.get(name) == HOT for name in action.nodes))
+
+
 def build_views(policy, supply, index=None):
     """-> {pool name: PoolView} for the policy's pools; nodes of unknown pools are ignored.
     ``index``: the NodeIndex kept from the caller's last pass (None: sort every node now)."""
@@ -87,8 +97,13 @@ def build_views(policy, supply, index=None):
     for gang in supply.gangs:
         if gang.pool in views:
             views[gang.pool].reserved.update(m.node for m in gang.members)
+    tiers = {view.node: view.tier for view in supply.nodes}
     for action in supply.in_flight:
-        if action.pool in views:
+        if action.pool not in views:
+            continue
+        if _arrived(action, tiers):
+            views[action.pool].bringing.update(action.nodes)
+        else:
             _count_in_flight(views[action.pool], action)
     pools = (NodeIndex() if index is None else index).update(supply.nodes)
     for name, view in views.items():

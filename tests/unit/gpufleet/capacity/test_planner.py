@@ -4,7 +4,7 @@ import random
 import pytest
 
 from gpufleet.capacity.model import (BUSY, COLD, HOT, IDLE, PROVISIONING, UNAVAILABLE, WARM,
-                                     NodeView, PlanInputError)
+                                     Action, NodeView, PlanInputError)
 
 from tests.unit.gpufleet.capacity.fleet_factory import (NOW, by_kind, flight, job, kinds,
                                                         make_policy, node, nodes, run)
@@ -246,6 +246,35 @@ def test_in_flight_work_counts_toward_floors(kind, floors, expected):
     result = run(make_policy(floors=floors), nodes(COLD, 2) + (node("x", IDLE),),
                  in_flight=[flight(kind, "x", **extra)])
     assert _summary(result) == expected
+
+
+# A bring-up whose run has ended but is not collected yet: the ledger already says hot. Under
+# load the controller can plan in exactly that window; its nodes must serve the job now (the loop
+# starts the admit once the run is collected, seconds later), not trigger cold bring-ups.
+@pytest.mark.parametrize("kind", ["bringup", "wake"])
+def test_an_ended_bring_up_whose_ledger_says_hot_serves_a_gang_without_cold_bring_ups(kind):
+    hot = nodes(HOT, 2)
+    in_flight = [flight(kind, n.node) for n in hot]
+    result = run(make_policy(), hot + nodes(COLD, 2), [job(1, size=2)], in_flight)
+    assert [(a.kind, a.nodes) for a in result.actions] == [
+        ("reserve", ("p-hot-00", "p-hot-01")), ("admit", ("p-hot-00", "p-hot-01"))]
+    assert "(2 hot)" in result.actions[0].reason
+
+
+def test_an_ended_bring_up_still_counts_against_the_concurrency_limit():
+    hot = nodes(HOT, 1)
+    result = run(make_policy(max_concurrent_bringups=1), hot + nodes(COLD, 2), [job(1), job(2)],
+                 [flight("bringup", "p-hot-00")])
+    # the hot node serves one job; the other waits for the limit instead of a second bring-up
+    assert _summary(result) == [("resume", ("p-hot-00",))]
+
+
+def test_a_bring_up_whose_nodes_are_not_all_hot_yet_is_still_under_way():
+    mixed = (node("p-a", HOT), node("p-b", PROVISIONING))
+    result = run(make_policy(), mixed + nodes(COLD, 2), [job(1, size=2)],
+                 [Action(kind="bringup", pool="p", nodes=("p-a", "p-b"), reason="in flight")])
+    # p-a is hot but its run is still bringing up p-b: neither is free for the gang yet
+    assert [a.nodes for a in by_kind(result, "reserve")] == [("p-cold-00", "p-cold-01")]
 
 
 def test_forecast_from_history_raises_the_hot_floor_and_says_why():

@@ -123,3 +123,42 @@ def test_without_a_usable_catalogue_the_old_image_is_left_alone_and_said_once(le
     assert rec.once().started == [] and rec.once().started == []
     said = rec.out.getvalue()
     assert said.count("its last rollout left image v2, but No image catalogue") == 1, said
+
+
+class _EndedNotCollected(Runs):
+    """Runs whose ledger effects happen at once, then the run keeps going until ``gate`` is set:
+    the window where the ledger says hot and the controller has not collected the run."""
+
+    def __call__(self, playbook, extravars, run_id):
+        self.calls.append((playbook, extravars, run_id))
+        self._effects(playbook if isinstance(playbook, str) else playbook[-1], extravars)
+        self.effects_done.release()
+        self.gate.wait(10)
+        return "successful", 0
+
+
+def test_a_job_arriving_while_the_hot_floors_bring_ups_end_uncollected_gets_them_not_cold_ones(ledger):
+    import threading
+    runs = _EndedNotCollected(ledger_path=ledger.path)
+    runs.effects_done = threading.Semaphore(0)
+    runs.gate.clear()
+    rec, _runs = reconciler(ledger, runs=runs)
+    rec.read_world = _with_hot_gate(rec.read_world)
+    floor = [n for _i, a in rec.once().started if a.kind == "bringup" for n in a.nodes]
+    assert len(floor) == 2, floor
+    for _run in runs.calls:                              # the runs recorded hot and still run
+        assert runs.effects_done.acquire(timeout=10)
+    assert {ledger.get(n)["state"] for n in floor} == {"hot"}
+    rec.source = FakeSource([Job("7", 2, partition="batch", reason="Resources", submit_time=990.0)])
+    second = [a for _i, a in rec.once().started]
+    # the gang is formed from the floor's two nodes and no node is brought up for it (the
+    # bring-ups started refill the hot floor the gang took); its admission waits for the runs to
+    # be collected (never a second machine action on a node)
+    assert [(a.kind, a.nodes) for a in second if a.kind != "bringup"] == [("reserve", tuple(sorted(floor)))]
+    assert [a.gang_id for a in second if a.kind == "bringup"] == [None, None], second
+    assert all("floor" in a.reason for a in second if a.kind == "bringup"), second
+    runs.gate.set()
+    rec.drain()
+    third = [(a.kind, a.nodes) for _i, a in rec.once().started]
+    assert ("admit", tuple(sorted(floor))) in third, third
+    rec.drain()
