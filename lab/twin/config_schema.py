@@ -10,13 +10,13 @@ from lab.twin.errors import LabError
 
 __all__ = ["validate", "SCHEMA"]
 
-_STR, _INT, _NUM, _PORT, _MAP = "text", "integer", "number", "port", "mapping"
+_STR, _INT, _NUM, _PORT, _MAP, _RANGE = "text", "integer", "number", "port", "mapping", "range"
 # key -> (kind, required); sections are mappings of the same form.
 SCHEMA = {
     "state_dir": (_STR, True), "racks": (_INT, True), "nodes_per_rack": (_INT, True), "sku": (_STR, False),
     "hostname_pattern": (_STR, True),
     "bmc": ({"address_pattern": (_STR, True), "port": (_PORT, True), "username": (_STR, True),
-             "password": (_STR, False), "firmware": (_MAP, False)}, True),
+             "password": (_STR, False), "firmware": (_MAP, False), "power_delay": (_RANGE, False)}, True),
     "manager": ({"address": (_STR, True), "hook_port": (_PORT, True), "artifact_port": (_PORT, True),
                  "images_root": (_STR, True), "image_public_key": (_STR, True), "poll_interval": (_NUM, False)}, True),
     "docker": ({"network": (_STR, True), "container_prefix": (_STR, True), "disk_repository": (_STR, True)}, True),
@@ -39,6 +39,10 @@ def _check_value(source, key, kind, value):
         _fail(source, key, "is %d, outside 1-65535" % value, "Pick a free TCP port.")
     if kind == _NUM and (isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0):
         _fail(source, key, "is %r, not a positive number" % (value,), "Write e.g. 1.0.")
+    if kind == _RANGE and not (isinstance(value, list) and len(value) == 2
+                               and all(isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0
+                                       for v in value) and value[0] <= value[1]):
+        _fail(source, key, "is %r, not a range [low, high] of seconds" % (value,), "Write e.g. [1, 4].")
     if kind == _MAP and not isinstance(value, dict):
         _fail(source, key, "is %r, not a mapping" % (value,), "Write key: value pairs.")
 

@@ -39,6 +39,12 @@ def _write_yaml(path, data):
     return path
 
 
+# Seconds before a power change lands on the twin's BMCs (uniform in the range): short, because
+# every bring-up, park and wake of every scenario waits for them; still never instant, so a
+# reader between the request and the change sees the old state as on a real BMC.
+DEFAULT_POWER_DELAY = (1, 4)
+
+
 def bmc_config(cfg):
     """The lab/bmc config for this lab: one rack entry per rack, nodes named like the inventory."""
     racks = []
@@ -49,7 +55,8 @@ def bmc_config(cfg):
                       "nodes": [{"name": n.name} for n in members]})
     return {"state_dir": cfg.bmc_state_dir, "username": cfg.bmc["username"], "password_file": cfg.bmc_password_file,
             "tls": True, "hook_url": cfg.hook_url, "events_file": cfg.path("bmc", "events.jsonl"),
-            "vmedia_fetch": "head", "health_dir": _health_dir(cfg), "racks": racks}
+            "vmedia_fetch": "head", "health_dir": _health_dir(cfg), "racks": racks,
+            "power_delay": list(cfg.bmc.get("power_delay") or DEFAULT_POWER_DELAY)}
 
 
 def _health_dir(cfg):

@@ -74,6 +74,13 @@ def test_default_config_matches_the_lab_inventory(cfg):
     assert cfg.media_url("lab") == "http://127.0.20.250:8701/lab/lab.rootfs.tar.gz"
 
 
+def test_the_bmcs_get_the_configured_power_delay_or_the_twins_default(cfg, tmp_path):
+    assert lab_mod.bmc_config(cfg)["power_delay"] == [1, 4]          # lab/config/default.yml
+    bare = lab_config.load(None, state_dir=str(tmp_path),
+                           bmc={"address_pattern": "127.0.20.{rack}", "port": 8443, "username": "admin"})
+    assert lab_mod.bmc_config(bare)["power_delay"] == list(lab_mod.DEFAULT_POWER_DELAY)
+
+
 def test_bmc_layer_scales_to_1000_systems(tmp_path):
     big = lab_config.load(None, state_dir=str(tmp_path), racks=10, nodes_per_rack=100)
     assert len(big.nodes) == 1000
@@ -88,6 +95,8 @@ def test_bmc_layer_scales_to_1000_systems(tmp_path):
     # CI found this one: the message named the rack, not the key to fix
     ({"bmc": {"address_pattern": "0", "port": 8443, "username": "admin", "firmware": {}}},
      "bmc.address_pattern (rack 1) '0' is not an IP address"),
+    ({"bmc": {"address_pattern": "127.0.20.{rack}", "port": 8443, "username": "admin", "power_delay": [5, 1]}},
+     "bmc.power_delay is [5, 1], not a range [low, high] of seconds"),
 ])
 def test_bad_config_is_refused(tmp_path, override, fragment):
     with pytest.raises(LabError) as err:
