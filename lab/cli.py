@@ -9,6 +9,9 @@ import sys
 
 NAME = "lab"
 HELP = "the lab (digital twin): up, publish, down, status, fault, clear-faults, console"
+EXIT_BMC_DOWN = 3   # `lab status`: a rack's BMC emulator is down
+EXIT_CODES = ((0, "success (status: every rack's BMC emulator is up)"), (1, "error"), (2, "usage error"),
+              (EXIT_BMC_DOWN, "status: a rack's BMC emulator is down"))
 
 
 def _twin():
@@ -57,7 +60,7 @@ def cmd_status(args):
                                                  (slurm.get("state", "-") + " " + slurm.get("reason", ""))[:24],
                                                  node["last_error"] or ""))
     up = all(report["bmc_racks"].values())
-    return 0 if up else 3
+    return 0 if up else EXIT_BMC_DOWN
 
 
 def _params(pairs):
@@ -109,7 +112,7 @@ def register(parser):
     down.add_argument("--purge", action="store_true", help="also delete node disks and lab state (ledger, reports)")
     down.set_defaults(func=cmd_down)
     st = sub.add_parser("status", help="what runs: racks, manager, nodes, Slurm states")
-    st.add_argument("--json", action="store_true")
+    st.add_argument("--json", action="store_true", help="print the status as JSON")
     st.set_defaults(func=cmd_status)
     fault = sub.add_parser("fault", help="inject a hardware fault into a node's model")
     fault.add_argument("node")

@@ -9,6 +9,7 @@ PACKAGES=(
   docker.io debootstrap packer
   fio iperf3 rdma-core perftest swtpm tpm2-tools minisign shellcheck
   chromium
+  prometheus   # promtool: the alert rules' checks and unit tests (contrib/prometheus)
   gcc libc6-dev   # the lab's boot-time simulation (lab/hwsim/boottime)
   # the installer ISO (gpufleet image installer), whole-disk images and the lab's machine node
   cpio xorriso grub-efi-amd64-bin grub-pc-bin mtools gdisk dosfstools e2fsprogs qemu-system-x86 ovmf
@@ -19,6 +20,10 @@ if ((${#missing[@]})); then
   echo "installing: ${missing[*]}"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+# only promtool is wanted from the prometheus package: no server running beside the tests
+if command -v systemctl >/dev/null && systemctl is-active --quiet prometheus 2>/dev/null; then
+  $SUDO systemctl disable --now prometheus >/dev/null 2>&1 || true
 fi
 if ! docker info >/dev/null 2>&1; then
   echo "starting dockerd"

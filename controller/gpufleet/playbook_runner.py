@@ -2,12 +2,14 @@
 
 ``gpufleet run`` (a person, live progress) and the capacity controller's actuator (many
 actions at once, bounded) both call ``run_playbook``; each run gets its own private data
-directory under build/runs/<run id> so concurrent runs never share artifacts.
+directory under <state directory>/runs/<run id> (gpufleet.state_dir: the service's state
+directory, else the checkout's build/) so concurrent runs never share artifacts.
 """
 import os
 import sys
 
 from gpufleet.collection import collections_path, repo_path
+from gpufleet.state_dir import runs_dir
 from gpufleet.runner_artifacts import scrub_artifacts
 
 __all__ = ["PLAYBOOKS", "playbook_path", "runner_env", "run_playbook"]
@@ -54,7 +56,7 @@ def run_playbook(playbook, inventory, run_id, extravars=None, var_files=(), limi
     """
     import ansible_runner
 
-    private = repo_path("build", "runs", run_id)
+    private = runs_dir(run_id)
     os.makedirs(private, exist_ok=True)
     cmdline = " ".join("-e @%s" % f for f in var_files)
     _path_with_this_python()

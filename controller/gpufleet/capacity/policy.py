@@ -17,6 +17,7 @@ from typing_extensions import Annotated
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils import strict_yaml
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.strict_yaml import StrictYamlError
+from gpufleet.capacity.duration import parse_duration
 from gpufleet.capacity.policy_errors import PolicyError, explain
 
 __all__ = ["Policy", "Pool", "Fleet", "TierCounts", "TierCeilings", "Members", "Match",
@@ -24,24 +25,10 @@ __all__ = ["Policy", "Pool", "Fleet", "TierCounts", "TierCeilings", "Members", "
            "PolicyError", "parse_duration", "parse_budget",
            "parse_policy", "load_policy", "DAYS"]
 
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd])\s*$")
 DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,62}$")
 _HHMM = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")
 _PERCENT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*%\s*$")
-
-
-def parse_duration(value):
-    """'90s', '15m', '2h', '7d' -> seconds. Bare numbers are refused: a unit is never guessed."""
-    if isinstance(value, bool) or not isinstance(value, str):
-        raise ValueError(f"a duration must be a string with a unit, got {value!r}; "
-                         "fix: write it like 90s, 15m, 2h or 7d")
-    found = _DURATION.match(value)
-    if not found:
-        raise ValueError(f"{value!r} is not a duration; fix: write a number and one unit "
-                         "s, m, h or d, like 90s, 15m, 2h or 7d")
-    return float(found.group(1)) * _UNITS[found.group(2)]
 
 
 Duration = Annotated[float, BeforeValidator(parse_duration)]

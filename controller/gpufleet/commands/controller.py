@@ -2,15 +2,19 @@
 
     gpufleet controller once --lab --policy policy.yml --dry-run
     gpufleet controller run --lab --policy policy.yml
-    gpufleet controller status --lab --policy policy.yml
+    gpufleet controller status --lab --policy policy.yml [--json]
+    gpufleet controller run --config /etc/gpufleet/controller.yml   # the service (docs/service.md)
+
+The collection is imported when a command runs (``gpufleet controller --help`` works without it).
 """
+import json
 import os
 import signal
 import socket
 import sys
 
-from gpufleet import lab_target
-from gpufleet.collection import repo_path
+from gpufleet.capacity.duration import duration_arg
+from gpufleet import state_dir
 
 NAME = "controller"
 HELP = "capacity controller: supply that follows Slurm demand (run, once, status)"
@@ -18,6 +22,8 @@ HELP = "capacity controller: supply that follows Slurm demand (run, once, status
 
 def _settings(args):
     """Ledger, inventory, variable files and the Slurm command prefix from flags (and the lab)."""
+    from gpufleet import lab_target
+
     var_files = list(args.vars or [])
     if args.lab:
         var_files.insert(0, lab_target.vars_path())
@@ -37,11 +43,11 @@ def _settings(args):
 def _report_dir(merged, ledger):
     """Where gate reports are and break_fix records go: the playbooks' own rule
     (gpufleet_report_dir, else reports/ beside an SQLite ledger); a PostgreSQL ledger without
-    gpufleet_report_dir gets build/reports."""
+    gpufleet_report_dir gets <state directory>/reports (docs/service.md)."""
     if merged.get("gpufleet_report_dir"):
         return merged["gpufleet_report_dir"]
     if "://" in str(ledger):
-        return repo_path("build", "reports")
+        return state_dir.reports_dir()
     return os.path.join(os.path.dirname(os.path.abspath(ledger)), "reports")
 
 
@@ -60,7 +66,7 @@ def _watch(kind, planning, inventory_path, var_files, say):
 
     def read(targets, out_path, run_id):
         return run(run_id, {"gpufleet_targets": ",".join(targets), out_var: out_path})
-    out_dir = repo_path("build", "runs", kind)
+    out_dir = state_dir.runs_dir(kind)
     os.makedirs(out_dir, exist_ok=True)
     return watch(read, min(intervals) if intervals else None, out_dir, say=say)
 
@@ -84,6 +90,7 @@ def build(args, out=None, watch_bmc=True):
         reconciler.redfish = _watch("bmc", planning, inventory_path, var_files, reconciler._say)
         reconciler.health = _watch("health", planning, inventory_path, var_files, reconciler._say)
         reconciler.image_features = _image_features(inventory_path, var_files, reconciler._say)
+    from gpufleet import lab_target
     from gpufleet.controller.images import Catalogue
     reconciler.catalogue = Catalogue(lab_target.merged_vars(var_files))   # rollout/renewal recycles
     return reconciler
@@ -108,9 +115,39 @@ def _image_features(inventory_path, var_files, say):
     return FeaturesWriter(lambda features, run_id: run(run_id, {"gpufleet_image_features": features}), say=say)
 
 
+def settle(args, command="once"):
+    """Fill ``args`` from the flags, the config file and the defaults (controller/service_config.py),
+    say each flag that overrides the file, and set the state directory. Idempotent."""
+    from gpufleet.controller import service_config
+    from gpufleet.controller.errors import ControllerError
+
+    if getattr(args, "settled", False):
+        return args
+    config, source = service_config.read_for(getattr(args, "config", None), lab=args.lab)
+    flags = {name: getattr(args, name, None) for name in service_config.SETTINGS}
+    values, origins, notes = service_config.merge(flags, config, source)
+    for name, value in values.items():
+        setattr(args, name, list(value) if name == "vars" and value else value)
+    if not args.policy:
+        raise ControllerError("No capacity policy: pass --policy FILE or set policy: in the config file "
+                              "(%s; docs/service.md)." % (source or service_config.DEFAULT_PATH))
+    if command == "run" and not args.dry_run and args.lease_ttl <= args.interval:
+        raise ControllerError("The lease TTL (%gs, %s) must be above the interval (%gs, %s): the lease would "
+                              "expire between passes; fix: raise lease_ttl or lower interval."
+                              % (args.lease_ttl, origins["lease_ttl"], args.interval, origins["interval"]))
+    path, where = state_dir.resolve(args.state_dir)
+    state_dir.configure(path, where)
+    args.config_source, args.config_notes, args.origins, args.settled = source, notes, origins, True
+    # notes go to stderr when stdout carries JSON (`status --json`): stdout stays one document
+    for note in notes:
+        print("config: %s" % note, flush=True, file=sys.stderr if getattr(args, "json", False) else sys.stdout)
+    return args
+
+
 def cmd_once(args):
     from gpufleet.controller import status
 
+    settle(args)
     reconciler = build(args)
     if args.dry_run:
         result = reconciler.once(dry_run=True)
@@ -132,13 +169,17 @@ def cmd_once(args):
 
 
 def cmd_run(args):
-    reconciler = build(args)
+    settle(args, "run")
     if args.dry_run:
         return cmd_once(args)
+    notifier = _notifier(args)
+    reconciler = build(args)
     stopping = []
     signal.signal(signal.SIGTERM, lambda *_a: stopping.append(True))
     print("controller %s: reconciling every %ss (policy %s)" % (reconciler.controller_id, args.interval, args.policy))
-    server = start_metrics(args, reconciler)
+    print("state: %s (%s)" % state_dir.current(), flush=True)
+    reconciler.hooks, liveness = service_hooks(args, reconciler, notifier)
+    server = start_metrics(args, reconciler, liveness.registry)
     try:
         reconciler.run(args.interval, args.lease_ttl, stop=lambda: bool(stopping), wait_for_lease=args.wait)
     finally:
@@ -147,15 +188,48 @@ def cmd_run(args):
     return 0
 
 
-def start_metrics(args, reconciler):
-    """Serve /metrics from the ledger when --metrics-port is given (docs/fleet-view.md)."""
+def _notifier(args):
+    """systemd's notify socket; a watchdog period not above the interval is refused (systemd
+    would kill a healthy controller between two passes)."""
+    from gpufleet.controller.errors import ControllerError
+    from gpufleet.controller.notify import Notifier
+
+    notifier = Notifier()
+    if notifier.watchdog_s is not None and notifier.watchdog_s <= args.interval:
+        raise ControllerError("systemd's WatchdogSec= (%gs) is not above the interval (%gs, %s): the watchdog would "
+                              "kill the controller between passes; fix: raise WatchdogSec= (docs/service.md) or "
+                              "lower interval." % (notifier.watchdog_s, args.interval, args.origins["interval"]))
+    return notifier
+
+
+def service_hooks(args, reconciler, notifier):
+    """(ServiceHooks, Liveness) for ``run``: notify, liveness metrics, retention of run folders."""
+    from gpufleet.controller.liveness import Liveness
+    from gpufleet.controller.retention import Retention
+    from gpufleet.controller.service import ServiceHooks
+
+    liveness = Liveness()
+    hooks = ServiceHooks(notifier, liveness, Retention(args.keep_runs, args.keep_for), state_dir.runs_dir(),
+                         in_flight=reconciler.actuator.run_ids, say=reconciler._say, clock=reconciler.clock,
+                         interval=args.interval)
+    return hooks, liveness
+
+
+def start_metrics(args, reconciler, registry=None):
+    """Serve /metrics when --metrics-port is given: the fleet metrics from the ledger
+    (docs/fleet-view.md) and what ``registry`` holds (the liveness metrics, docs/service.md)."""
     if args.metrics_port is None:
         return None
-    from gpufleet.view.metrics import LedgerCollector, serve
+    from prometheus_client import CollectorRegistry
+    from prometheus_client.exposition import start_http_server
+
+    from gpufleet.view.metrics import LedgerCollector
     from gpufleet.view.sources import open_ledger
     ledger_at = _settings(args)[0]
     collector = LedgerCollector(lambda: open_ledger(ledger_at), reconciler.planning.policy, hosts=reconciler.hosts)
-    server = serve(args.metrics_port, args.metrics_addr, collector)
+    registry = registry if registry is not None else CollectorRegistry(auto_describe=False)
+    registry.register(collector)
+    server, _thread = start_http_server(args.metrics_port, addr=args.metrics_addr, registry=registry)
     print("metrics: http://%s:%d/metrics" % (args.metrics_addr, server.server_port), flush=True)
     return server
 
@@ -163,21 +237,86 @@ def start_metrics(args, reconciler):
 def cmd_status(args):
     from gpufleet.controller import records, status
 
+    settle(args, "status")
     reconciler = build(args, watch_bmc=False)
     now = reconciler.clock()
     world = reconciler.read_world(now)
     reconciler.day2(world, now)      # operator drains and open day-2 cases (nothing recorded)
     from gpufleet.controller import rollouts
     rollouts.read_book(reconciler, world, now, None)    # rollouts in progress and their nodes
-    print(status.render_status(world, records.open_decisions(reconciler.ledger),
-                               records.decisions(reconciler.ledger, limit=args.last),
-                               records.lease_holder(reconciler.ledger, now),
-                               ledger_nodes=records.node_records(reconciler.ledger)))
+    facts = (world, records.open_decisions(reconciler.ledger), records.decisions(reconciler.ledger, limit=args.last),
+             records.lease_holder(reconciler.ledger, now), records.node_records(reconciler.ledger))
+    if args.json:
+        print(json.dumps(status_document(*facts), indent=2, sort_keys=True))
+    else:
+        print(status.render_status(*facts[:4], ledger_nodes=facts[4]))
     return 0
 
 
-def _common(parser):
-    parser.add_argument("--policy", required=True, help="capacity policy YAML (docs/capacity.md)")
+def _decision(d):
+    return {"id": d["id"], "at": d["at"], "pool": d.get("pool"), "action": d["action"], "nodes": list(d["nodes"] or []),
+            "job": d.get("job"), "outcome": d.get("outcome"), "reason": d.get("reason")}
+
+
+def status_document(world, in_flight, recent, holder, ledger_nodes=()):
+    """What ``controller status`` prints, as one JSON-ready dict (the same facts, times as epoch
+    seconds or the ledger's own text, ``outcome`` None while in flight)."""
+    from gpufleet.capacity import model
+    from gpufleet.controller import records
+
+    pools = {}
+    for pool in sorted({n.pool for n in world.nodes}):
+        pending = [j for j in world.jobs if j.pool == pool and j.state == "PENDING"]
+        pools[pool] = {"tiers": {t: sum(1 for n in world.nodes if n.pool == pool and n.tier == t) for t in model.TIERS},
+                       "pending_jobs": len(pending), "pending_nodes": sum(j.nodes for j in pending)}
+    book = getattr(world, "rollout_book", None)
+    rollouts = []
+    for row in getattr(world, "rollouts", None) or []:
+        results = (book.results if book else {}).get(row["id"], {})
+        rollouts.append(dict(
+            {k: row.get(k) for k in ("id", "pool", "from_version", "to_version", "gate_profile", "phase",
+                                     "updated_at", "reason")},
+            canaries=list(row.get("canaries") or []), passed=sorted(n for n, ok in results.items() if ok),
+            failed=sorted(n for n, ok in results.items() if not ok),
+            on_new_version=len((book.moved if book else {}).get(row["id"], ())),
+            out_now=sorted(({"node": i.node, "phase": i.phase, "in_flight": bool(i.in_flight)}
+                            for i in (book.items.values() if book else ()) if i.rollout_id == row["id"]),
+                           key=lambda item: item["node"])))
+    replacements = []
+    for d in recent:
+        extra = ((d.get("demand") or {}).get("action") or {})
+        if d["action"] == "resume" and extra.get("day2"):
+            replacements.append(dict(_decision(d), replaces=extra.get("replaces"),
+                                     reservation=extra.get("reservation") or None,
+                                     reserve_nodes=list(extra.get("reserve_nodes") or [])))
+    cases = getattr(world, "cases", None) or {}
+    return {
+        "lease": {"holder": holder[0], "until": holder[1] if holder[0] else None},
+        "pools": pools,
+        "unservable": [{"job": j.job_id, "reason": why} for j, why in world.unservable],
+        "operator_drains": [{"node": o.node, "state": o.state, "reason": o.reason}
+                            for o in getattr(getattr(world, "day2", None), "operator", ())],
+        "day2_cases": [{"node": node, "phase": c.case.phase, "since": c.case.since, "in_flight": bool(c.in_flight),
+                        "last_reason": c.reasons[-1][1] if c.reasons else None} for node, c in sorted(cases.items())],
+        "rollouts": rollouts,
+        "replacements": replacements,
+        "break_fix": [{"node": n["node"], "since": n.get("updated_at"), "reason": n.get("reason")}
+                      for n in sorted(ledger_nodes, key=lambda n: n["node"])
+                      if n.get("state") == records.states.BREAK_FIX],
+        "in_flight": [{"id": d["id"], "action": d["action"], "nodes": list(d["nodes"] or [])} for d in in_flight],
+        "last_decisions": [_decision(d) for d in recent],
+    }
+
+
+def _common(parser, config=False):
+    """The options every controller-side command takes; ``config``: also --config and --state-dir
+    (run, once, status), the file filling what the flags leave unset (docs/service.md)."""
+    if config:
+        parser.add_argument("--config", help="controller config file (default /etc/gpufleet/controller.yml when "
+                                             "it exists; never read with --lab unless named)")
+        parser.add_argument("--state-dir", help="where run artifacts and reports go (default $STATE_DIRECTORY, "
+                                                "the checkout's build/ outside a service; docs/service.md)")
+    parser.add_argument("--policy", required=not config, help="capacity policy YAML (docs/capacity.md)")
     parser.add_argument("--lab", action="store_true", help="target the running lab (build/lab/vars.yml)")
     parser.add_argument("-i", "--inventory", help="rack inventory (default inventories/lab.rack.yml)")
     parser.add_argument("-e", "--vars", action="append", help="variable file passed to every playbook (repeatable)")
@@ -186,28 +325,48 @@ def _common(parser):
                                                "(default: here; --lab: docker exec <slurmctld container>)")
     parser.add_argument("--id", help="this controller's name in the lease and decisions (default host:pid)")
     parser.add_argument("--concurrency", type=int, help="playbook runs at once (default: the policy's fleet limit)")
-    parser.add_argument("--lease-ttl", type=float, default=60.0, help="lease time to live in seconds (default 60)")
-    parser.add_argument("--wait", action="store_true", help="wait for the lease instead of exiting when held")
-    parser.add_argument("--spool", default=os.environ.get("GPUFLEET_CONTROLLER_SPOOL"),
+    parser.add_argument("--lease-ttl", type=duration_arg, default=None if config else 60.0,
+                        help="lease time to live: seconds or a duration like 2m, 1h30m (default 60)")
+    parser.add_argument("--wait", action="store_true", default=None if config else False,
+                        help="wait for the lease instead of exiting when held")
+    parser.add_argument("--spool", default=None if config else os.environ.get("GPUFLEET_CONTROLLER_SPOOL"),
                         help="directory where `gpufleet slurm resume|suspend|resume-fail` leave requests "
                              "(default $GPUFLEET_CONTROLLER_SPOOL, else gpufleet_controller_spool of the "
                              "variable files, e.g. the lab's; unset: power saving is not read)")
 
 
+def _count(text):
+    import argparse
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError("%r is not a whole number of 0 or more" % text)
+    return value
+
+
 def register(parser):
     sub = parser.add_subparsers(dest="controller_command", metavar="SUBCOMMAND", required=True)
     run = sub.add_parser("run", help="reconcile continuously")
-    _common(run)
-    run.add_argument("--interval", type=float, default=10.0, help="seconds between passes (default 10)")
+    _common(run, config=True)
+    run.add_argument("--interval", type=duration_arg,
+                     help="time between passes: seconds or a duration like 30s, 2m (default 10)")
     run.add_argument("--dry-run", action="store_true", help="print one plan and change nothing")
     run.add_argument("--metrics-port", type=int, help="serve Prometheus metrics on this port (docs/fleet-view.md)")
-    run.add_argument("--metrics-addr", default="127.0.0.1", help="address for --metrics-port (default 127.0.0.1)")
+    run.add_argument("--metrics-addr", help="address for --metrics-port (default 127.0.0.1)")
+    run.add_argument("--keep-runs", type=_count, help="retention: keep the newest N finished run folders "
+                                                       "(default 500; docs/service.md)")
+    run.add_argument("--keep-for", type=duration_arg,
+                     help="retention: keep finished run folders younger than this, e.g. 7d (default 7d; "
+                          "a folder either rule keeps stays)")
     run.set_defaults(func=cmd_run)
     once = sub.add_parser("once", help="one reconcile pass (cron, AWX); waits for the actions it starts")
-    _common(once)
+    _common(once, config=True)
     once.add_argument("--dry-run", action="store_true", help="print the plan and change nothing")
     once.set_defaults(func=cmd_once)
     status = sub.add_parser("status", help="pools, tiers, demand, unservable jobs, in-flight work, last decisions")
-    _common(status)
+    _common(status, config=True)
     status.add_argument("--last", type=int, default=15, help="how many recent decisions to show (default 15)")
+    status.add_argument("--json", action="store_true", help="print the same facts as JSON")
     status.set_defaults(func=cmd_status)

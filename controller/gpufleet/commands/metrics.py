@@ -7,24 +7,26 @@ read replica of a PostgreSQL ledger.
 import sys
 import time
 
-from prometheus_client.core import CollectorRegistry
-from prometheus_client.exposition import generate_latest
-
-from gpufleet.capacity.policy import load_policy
-from gpufleet.view import sources
-from gpufleet.view.cli import INPUT_ERRORS, load_hosts
-from gpufleet.view.metrics import LedgerCollector, serve
-
 NAME = "metrics"
 HELP = "serve the fleet's Prometheus metrics from the ledger (nodes by tier and state, gates, demand, decisions)"
 
 
 def collector_from_args(args):
+    from gpufleet.capacity.policy import load_policy
+    from gpufleet.view import sources
+    from gpufleet.view.cli import load_hosts
+    from gpufleet.view.metrics import LedgerCollector
     return LedgerCollector(lambda: sources.open_ledger(args.ledger), load_policy(args.policy),
                            args.gate_dir, hosts=load_hosts(args.inventory))
 
 
 def cmd_metrics(args):
+    from prometheus_client.core import CollectorRegistry
+    from prometheus_client.exposition import generate_latest
+
+    from gpufleet.view.cli import INPUT_ERRORS
+    from gpufleet.view.metrics import serve
+
     try:
         collector = collector_from_args(args)
     except INPUT_ERRORS as exc:

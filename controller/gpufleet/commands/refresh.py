@@ -12,7 +12,6 @@ import getpass
 import os
 from collections import Counter
 
-from gpufleet import lab_target
 from gpufleet.collection import repo_path
 from gpufleet.commands import controller as controller_command
 
@@ -21,6 +20,7 @@ HELP = "roll a new image version or gate profile across a pool: start, status, h
 
 
 def _ledger(args):
+    from gpufleet import lab_target
     from gpufleet.controller import records
     ledger_at, inventory_path, var_files = controller_command._settings(args)[:3]
     return records.open_ledger(ledger_at), inventory_path, lab_target.merged_vars(var_files)

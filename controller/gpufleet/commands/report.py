@@ -69,7 +69,8 @@ def register(parser):
     fleet.add_argument("--fleet", action="store_true", help="also write fleet.html: the seam, job starts, why of each pending job")
     fleet.add_argument("--policy", help="capacity policy YAML (the pools)")
     fleet.add_argument("--inventory", help="rack inventory (default: the ledger's nodes)")
-    fleet.add_argument("--since", default="24h", help="period start (default 24h ago; an epoch or ISO time)")
+    fleet.add_argument("--since", default="24h",
+                       help="period start: a duration ago (default 24h; 2h30m), an epoch or ISO time")
     fleet.add_argument("--squeue-json", help="saved `squeue --json` output (default: run squeue --json)")
     fleet.add_argument("--sinfo-json", help="saved `sinfo --json` output (default: run sinfo --json)")
     parser.set_defaults(func=cmd_report)

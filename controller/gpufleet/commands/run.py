@@ -8,14 +8,19 @@ import os
 import sys
 import time
 
-from ansible_collections.gpufleet.baremetal.plugins.module_utils import strict_yaml
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.errors import GpufleetError
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.strict_yaml import StrictYamlError
-from gpufleet import lab_target, playbook_runner
-
 NAME = "run"
 HELP = "run a lifecycle playbook with live per-node progress and write the report"
-# The lab writes its variables here (`gpufleet lab up`); --lab adds them to a run.
+# The command exits with ansible-playbook's own code (ansible.errors.ExitCode; failed and
+# unreachable hosts are bit flags), or ansible-runner's 254 for a run it stopped.
+EXIT_CODES = ((0, "the playbook ran and no host failed"),
+              (1, "error (a bad variable file or extra variable, an unknown playbook; ansible-playbook failed)"),
+              (2, "usage error, or the playbook ran and one or more hosts failed"),
+              (4, "one or more hosts were unreachable, or the playbook could not be parsed"),
+              (5, "bad or incomplete options to ansible-playbook"),
+              (6, "hosts failed and others were unreachable"),
+              (99, "the playbook run was interrupted"),
+              (250, "unexpected error in ansible-playbook"),
+              (254, "ansible-runner stopped the run (timeout or cancelled)"))
 
 
 class Progress:
@@ -73,6 +78,7 @@ class Progress:
 
 
 def _extra_vars(pairs):
+    from ansible_collections.gpufleet.baremetal.plugins.module_utils.errors import GpufleetError
     out, files = {}, []
     for pair in pairs or []:
         if pair.startswith("@"):
@@ -88,23 +94,31 @@ def _extra_vars(pairs):
 def _value(pair, text):
     """An extra variable's value, read as YAML by the project's strict reader (a key twice in
     a mapping value is an error, as in every YAML file)."""
+    from ansible_collections.gpufleet.baremetal.plugins.module_utils import strict_yaml
+    from ansible_collections.gpufleet.baremetal.plugins.module_utils.errors import GpufleetError
+    from ansible_collections.gpufleet.baremetal.plugins.module_utils.strict_yaml import StrictYamlError
     try:
         return strict_yaml.loads(text, "extra variable %r" % pair)
     except StrictYamlError as exc:
         raise GpufleetError("%s. Quote the value if it is text." % exc.msg) from None
 
 
-_playbook = playbook_runner.playbook_path
+def _playbook(name):
+    from gpufleet import playbook_runner
+    return playbook_runner.playbook_path(name)
 
 
 def _merged_vars(files, extra):
     """The @files (strictly read: lab_target.merged_vars) with the key=value pairs on top."""
+    from gpufleet import lab_target
     merged = lab_target.merged_vars(files)
     merged.update(extra)
     return merged
 
 
 def run(args, out=sys.stdout):
+    from gpufleet import lab_target, playbook_runner
+
     playbook = _playbook(args.playbook)
     extra, files = _extra_vars(args.extra_vars)
     if args.lab:

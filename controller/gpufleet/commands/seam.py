@@ -4,17 +4,14 @@ import json
 import sys
 import time
 
-from gpufleet.view.cli import INPUT_ERRORS, add_input_arguments, inputs_from_args
-from gpufleet.view.period import parse_when
-from gpufleet.view.seam import by_node, seam
-from gpufleet.view.seam_text import render_seam
-from gpufleet.view.startup import bringups
-
 NAME = "seam"
 HELP = "measure where owned GPU-hours go: busy, schedulable idle, and paid but not schedulable by cause"
 
 
 def compute(inputs, since, until):
+    from gpufleet.view.seam import by_node, seam
+    from gpufleet.view.startup import bringups
+
     result = seam(inputs, since, until)
     members = set(n for p in inputs.pools for n in p.members)
     history = by_node(inputs.transitions)
@@ -25,6 +22,10 @@ def compute(inputs, since, until):
 
 
 def cmd_seam(args):
+    from gpufleet.view.cli import INPUT_ERRORS, inputs_from_args
+    from gpufleet.view.period import parse_when
+    from gpufleet.view.seam_text import render_seam
+
     now = time.time()
     try:
         since, until = parse_when(args.since, now), parse_when(args.until, now) if args.until else now
@@ -40,7 +41,10 @@ def cmd_seam(args):
 
 
 def register(parser):
-    parser.add_argument("--since", default="24h", help="period start: 24h ago (default), an epoch or ISO time")
+    from gpufleet.view.cli_args import add_input_arguments
+
+    parser.add_argument("--since", default="24h",
+                        help="period start: a duration ago (24h, the default; 2h30m), an epoch or ISO time")
     parser.add_argument("--until", help="period end (default: now)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     add_input_arguments(parser, slurm=False)

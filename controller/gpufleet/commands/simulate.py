@@ -3,7 +3,9 @@
 docs/capacity.md ("Simulator") describes the model, the metrics and the defaults.
 """
 import importlib.util
+import json
 import os
+import sys
 
 NAME = "simulate"
 HELP = "replay a demand trace through the capacity controller's planner and measure policies"
@@ -20,7 +22,6 @@ def _when(text, flag):
 
 def _check_flags(args):
     """Refuse bad flags and unwritable outputs before the trace is read and the runs start."""
-    import math
     from gpufleet.simulate.errors import SimulateError
     from gpufleet.simulate.fleet import check_nodes
     from gpufleet.simulate.output import check_writable
@@ -31,17 +32,34 @@ def _check_flags(args):
     if args.gpus_per_node is not None and args.gpus_per_node < 1:
         raise SimulateError("--gpus-per-node %d: give the GPUs of one node (1 or more), or drop the option to use the "
                             "policy's." % args.gpus_per_node)
-    if args.interval is not None and not (math.isfinite(args.interval) and args.interval >= 0):
-        raise SimulateError("--interval %r: give the controller tick in seconds, a number >= 0 (0: no extra tick), "
-                            "or drop the option to use the policy's fleet.interval." % args.interval)
-    outputs = [(flag, path) for flag, path in (("--json", args.json), ("--plot", args.plot)) if path]
-    if len(outputs) == 2 and os.path.abspath(args.json) == os.path.abspath(args.plot):
-        raise SimulateError("--json and --plot both name %s. Give each its own file." % args.json)
+    _interval(args.interval)
+    outputs = [(flag, path) for flag, path in (("--json-file", args.json_file), ("--plot", args.plot)) if path]
+    if len(outputs) == 2 and os.path.abspath(args.json_file) == os.path.abspath(args.plot):
+        raise SimulateError("--json-file and --plot both name %s. Give each its own file." % args.json_file)
     for flag, path in outputs:
         check_writable(path, flag)
     if args.plot and importlib.util.find_spec("matplotlib") is None:
         raise SimulateError("--plot needs matplotlib, which is not installed. Install it (pip install matplotlib) or "
                             "drop --plot.")
+
+
+def _interval(text):
+    """--interval in seconds (None: the policy's): seconds or a duration (2m, 1m30s), >= 0."""
+    import math
+    from gpufleet.capacity.duration import parse_duration
+    from gpufleet.simulate.errors import SimulateError
+
+    if text is None:
+        return None
+    try:
+        seconds = parse_duration(text, bare_seconds=True) if isinstance(text, str) else float(text)
+    except (TypeError, ValueError):
+        seconds = None
+    if seconds is None or not (math.isfinite(seconds) and seconds >= 0):
+        raise SimulateError("--interval %s: give the controller tick in seconds >= 0 or as a duration like 30s, 2m "
+                            "or 1m30s (0: no extra tick), or drop the option to use the policy's fleet.interval."
+                            % text)
+    return seconds
 
 
 def _overrides(texts):
@@ -74,7 +92,7 @@ def simulate(args):
     latency.load_latency(args.latency)              # fail early on a bad latency file
     factory = lambda: latency.load_latency(args.latency)  # noqa: E731  (same seed per run)
     options = dict(gpus_per_node=args.gpus_per_node, pool=args.pool, initial_tier=args.initial_tier,
-                   interval=args.interval, prior=prior)
+                   interval=_interval(args.interval), prior=prior)
     results = [compare.run_policy(trace, run, factory, args.nodes, **options) for run in _runs(args)]
     document = {
         "trace": {"source": trace.source, "format": trace.fmt, "samples": len(trace), "step_s": trace.step,
@@ -99,20 +117,25 @@ def cmd_simulate(args):
     from gpufleet.simulate import report
 
     document, results, sweep = simulate(args)
-    print(report.table(document["runs"]))
-    if sweep:
-        print()
-        print(report.tradeoff_table(sweep["field"], document["tradeoff"]))
-    if "citation" in document:
-        print("\n" + document["citation"])
+    # --json: stdout carries the document alone; the other lines go to stderr
+    say = (lambda text: print(text, file=sys.stderr)) if args.json else print
     if args.json:
-        report.write_json(args.json, document)
-        print("json: %s" % args.json)
+        print(json.dumps(document, indent=2, sort_keys=True))
+    else:
+        print(report.table(document["runs"]))
+        if sweep:
+            print()
+            print(report.tradeoff_table(sweep["field"], document["tradeoff"]))
+        if "citation" in document:
+            print("\n" + document["citation"])
+    if args.json_file:
+        report.write_json(args.json_file, document)
+        say("json: %s" % args.json_file)
     if args.plot:
         from gpufleet.simulate.plot import plot
         title = "%s, %d nodes" % (document["trace"]["source"].rsplit("/", 1)[-1], args.nodes)
         plot(args.plot, results, results[0]["gpus_per_node"], sweep, title=title, footnote=document.get("citation", ""))
-        print("plot: %s" % args.plot)
+        say("plot: %s" % args.plot)
     return 0
 
 
@@ -144,11 +167,15 @@ def register(parser):
                         help="multiply the trace's demand (above 0, e.g. to fill a larger pool)")
     parser.add_argument("--initial-tier", default="warm", choices=("hot", "warm", "cold"),
                         help="tier of the nodes not running the first sample's demand (default warm)")
-    parser.add_argument("--interval", type=float, help="controller tick after an operation finishes, s (default: policy fleet.interval)")
+    parser.add_argument("--interval",
+                        help="controller tick after an operation finishes: seconds or a duration like 30s, 2m "
+                             "(default: policy fleet.interval)")
     parser.add_argument("--compare", nargs="+", metavar="POLICY", help="more policies to run on the same trace")
     parser.add_argument("--set", action="append", metavar="FIELD=VALUE", help="override a policy field in every run")
     parser.add_argument("--sweep", metavar="FIELD=SPEC", help="vary one field of --policy: FIELD=0:16:2 or FIELD=0,4,8")
     parser.add_argument("--targets", help="shortfall targets for the sweep, GPU-minutes, comma-separated")
-    parser.add_argument("--json", help="write the results as JSON here")
+    parser.add_argument("--json", action="store_true",
+                        help="print the results as JSON on stdout (instead of the tables)")
+    parser.add_argument("--json-file", metavar="PATH", help="write the results as JSON here")
     parser.add_argument("--plot", help="write a PNG plot here")
     parser.set_defaults(func=cmd_simulate)

@@ -8,7 +8,7 @@ the loop keeps reconciling (a job served from hot nodes is not stuck behind a br
 import concurrent.futures
 import threading
 
-from gpufleet import playbook_runner
+from gpufleet import playbook_runner, state_dir
 from gpufleet.controller import spool
 
 __all__ = ["PLAYBOOK_OF", "DISTURBS_PEERS", "playbook_for", "Actuator"]
@@ -112,6 +112,11 @@ class Actuator:
                 break
         return status, rc
 
+    def run_ids(self):
+        """The run ids of the runs in flight (retention never prunes their folders)."""
+        with self._lock:
+            return {entry[2] for entry in self._running.values()}
+
     def in_flight(self):
         with self._lock:
             return tuple(entry[0] for entry in self._running.values())
@@ -154,7 +159,8 @@ class Actuator:
                 continue
             try:
                 status, rc = future.result()
-                outcome = "ok" if rc == 0 else "failed: playbook %s (rc=%s), see build/runs/%s" % (status, rc, run_id)
+                outcome = "ok" if rc == 0 else "failed: playbook %s (rc=%s), see %s" % (
+                    status, rc, state_dir.runs_dir(run_id))
             except Exception as exc:  # the run itself broke: record why, keep the loop alive
                 outcome = "failed: %s" % str(exc).splitlines()[0][:300]
             with self._lock:

@@ -83,6 +83,9 @@ class Reconciler:
         self.image_features = None   # optional: callable(slurm_nodes, now) (gpufleet.controller.image_features)
         # Slurm's node states for the fleet view's seam, written when they change.
         self.samples, self._slurm_nodes = SampleRecorder(), {}
+        # optional: waiting(holder), ready(), passed(result, started, ended), stopping(), stopped()
+        # (systemd notify, liveness metrics, retention: gpufleet.controller.service)
+        self.hooks = None
 
     def _say(self, text):
         if self.out:
@@ -360,17 +363,27 @@ class Reconciler:
         self.take_lease(ttl_s, wait_for_lease, stop)
         try:
             self.converge()
+            self._hook("ready")
             while not stop():
                 started = self.clock()
                 renewed, holder, _exp = records.renew_lease(self.ledger, self.controller_id, ttl_s, started)
                 if not renewed:
                     raise LeaseHeld("Lost the controller lease to %s; stopping without acting." % holder,
                                     holder=holder)
-                self.once()
+                result = self.once()
+                self._hook("passed", result, started, self.clock())
                 time.sleep(max(0.0, interval - (self.clock() - started)))
         finally:
-            self.drain()
-            records.release_lease(self.ledger, self.controller_id)
+            self._hook("stopping")
+            try:
+                self.drain()
+                records.release_lease(self.ledger, self.controller_id)
+            finally:
+                self._hook("stopped")
+
+    def _hook(self, name, *args):
+        if self.hooks is not None:
+            getattr(self.hooks, name)(*args)
 
     def take_lease(self, ttl_s, wait, stop=lambda: False, poll=2.0):
         while True:
@@ -382,6 +395,7 @@ class Reconciler:
                                 "Stop it, or wait for the lease to expire (--wait)."
                                 % (holder, records.iso(expires)), holder=holder)
             self._say("waiting: controller %s holds the lease" % holder)
+            self._hook("waiting", holder)
             time.sleep(poll)
 
 

@@ -53,4 +53,4 @@ def write_json(path, document):
             json.dump(document, handle, indent=1, sort_keys=True)
             handle.write("\n")
 
-    write_atomically(path, write, "--json")
+    write_atomically(path, write, "--json-file")

@@ -7,26 +7,12 @@ from gpufleet.capacity.policy import load_policy
 from gpufleet.capacity.policy_errors import PolicyError
 from gpufleet.controller.errors import ControllerError
 from gpufleet.view import sources
+from gpufleet.view.cli_args import add_input_arguments
 
 __all__ = ["add_input_arguments", "inputs_from_args", "read_text", "INPUT_ERRORS", "load_hosts"]
 
 # What a bad input raises: each names the input, what is wrong and the fix.
 INPUT_ERRORS = (sources.SourceError, PolicyError, ControllerError, LookupError, ValueError)
-
-
-def add_input_arguments(parser, slurm=True):
-    parser.add_argument("--lab", action="store_true",
-                        help="read the running lab: its ledger, rack inventory and slurmctld container")
-    parser.add_argument("--ledger", help="lifecycle ledger: SQLite file or postgresql:// URL (required without --lab)")
-    parser.add_argument("--policy", required=True, help="capacity policy YAML (docs/capacity.md)")
-    parser.add_argument("--inventory", help="rack inventory: pools own the hosts their member rules claim "
-                        "(default: the ledger's nodes, by name pattern or SKU)")
-    parser.add_argument("--gate-dir", help="saved gate reports <node>.json (default: <ledger dir>/reports/gate)")
-    if slurm:
-        parser.add_argument("--squeue-json", help="saved `squeue --json` output (default: run squeue --json)")
-        parser.add_argument("--sinfo-json", help="saved `sinfo --json` output (default: run sinfo --json)")
-        parser.add_argument("--slurm-prefix", help="command run before squeue/sinfo, e.g. 'ssh slurmctl' "
-                            "(default: none; --lab: docker exec <slurmctld container>)")
 
 
 def read_text(path, what):

@@ -14,6 +14,9 @@ METRICS = {
     "gpufleet_nodes": ("gauge", "Nodes by pool, warmth tier and ledger state", ("pool", "tier", "state")),
     "gpufleet_node_state_seconds": ("gauge", "Seconds each node has been in its current ledger state",
                                     ("pool", "node", "state")),
+    # Prometheus guidance: export when a state began, not only how long ago (alerts use time() - it)
+    "gpufleet_node_state_since_timestamp_seconds": ("gauge", "Unix time each node entered its current ledger state",
+                                                    ("pool", "node", "state")),
     "gpufleet_gpus": ("gauge", "GPUs by pool and fleet-view category (layer L1..L4) now",
                       ("pool", "category", "layer")),
     "gpufleet_gate_checks": ("gauge", "Nodes whose latest gate report has this check with this verdict",
@@ -104,6 +107,8 @@ def metric_values(inputs, demand_rows=(), decision_counts=None):
         "gpufleet_nodes": sorted(_count(rows, lambda r: (r[0].name, r[5], state_of(r))).items()),
         "gpufleet_node_state_seconds": sorted(((r[0].name, r[1], state_of(r)), inputs.now - r[3])
                                               for r in rows if r[3] is not None),
+        "gpufleet_node_state_since_timestamp_seconds": sorted(((r[0].name, r[1], state_of(r)), r[3])
+                                                              for r in rows if r[3] is not None),
         "gpufleet_gpus": sorted(gpus.items()),
         "gpufleet_gate_checks": sorted(_gate(inputs).items()),
         "gpufleet_demand_gpus": demand,

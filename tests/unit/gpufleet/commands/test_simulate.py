@@ -33,7 +33,8 @@ def test_table_json_plot_and_sweep(files, capsys):
     tmp, trace, policy, latency = files
     out_json, out_png = str(tmp / "r.json"), str(tmp / "r.png")
     rc = main(["simulate", "--trace", trace, "--policy", policy, "--latency", latency, "--nodes", "6",
-               "--sweep", "pools.gpu.floors.hot=0:2:1", "--targets", "1000,0", "--json", out_json, "--plot", out_png,
+               "--sweep", "pools.gpu.floors.hot=0:2:1", "--targets", "1000,0", "--json-file", out_json,
+               "--plot", out_png,
                "--set", "pools.gpu.idle_time=30m"])
     assert rc == 0
     text = capsys.readouterr().out
@@ -136,7 +137,7 @@ def test_flags_out_of_bounds_are_refused_before_the_run(files, capsys, no_run, f
     assert words in _refused(capsys, ["--trace", trace, "--policy", policy] + flags)
 
 
-@pytest.mark.parametrize("flag", ["--json", "--plot"])
+@pytest.mark.parametrize("flag", ["--json-file", "--plot"])
 def test_output_into_a_missing_folder_is_refused_before_the_run(files, capsys, no_run, flag):
     tmp, trace, policy, _ = files
     target = str(tmp / "missing" / "out")
@@ -146,8 +147,8 @@ def test_output_into_a_missing_folder_is_refused_before_the_run(files, capsys, n
 
 def test_output_that_is_a_folder_is_refused(files, capsys, no_run):
     tmp, trace, policy, _ = files
-    error = _refused(capsys, ["--trace", trace, "--policy", policy, "--nodes", "4", "--json", str(tmp)])
-    assert "--json %s is a folder. Give a file path" % tmp in error
+    error = _refused(capsys, ["--trace", trace, "--policy", policy, "--nodes", "4", "--json-file", str(tmp)])
+    assert "--json-file %s is a folder. Give a file path" % tmp in error
 
 
 def test_a_failed_json_write_leaves_no_file(files, capsys, monkeypatch):
@@ -159,8 +160,8 @@ def test_a_failed_json_write_leaves_no_file(files, capsys, monkeypatch):
         handle.write('{"trace": ')                 # a partial document, then the disk is full
         raise OSError(28, "No space left on device")
     monkeypatch.setattr(json, "dump", dump)
-    error = _refused(capsys, ["--trace", trace, "--policy", policy, "--nodes", "4", "--json", str(out_json)])
-    assert "--json %s: cannot write it (No space left on device)" % out_json in error
+    error = _refused(capsys, ["--trace", trace, "--policy", policy, "--nodes", "4", "--json-file", str(out_json)])
+    assert "--json-file %s: cannot write it (No space left on device)" % out_json in error
     assert out_json.read_text() == "the previous run's results\n"     # untouched, not half-written
     assert sorted(p.name for p in tmp.iterdir()) == ["demand.csv", "floors.yml", "lat.yml", "r.json"]
 
@@ -195,3 +196,44 @@ def test_a_set_value_with_a_key_twice_or_bad_yaml_is_refused(files, capsys):
         assert main(["simulate", "--trace", trace, "--policy", policy, "--nodes", "4", "--set", value]) == 1
         err = capsys.readouterr().err.strip()
         assert err.startswith("gpufleet simulate: error: --set %s line 1: %s" % (value, words)) and "\n" not in err, err
+
+
+def test_json_flag_prints_the_document_alone_on_stdout(files, capsys):
+    tmp, trace, policy, latency = files
+    out_json = str(tmp / "r.json")
+    rc = main(["simulate", "--trace", trace, "--policy", policy, "--latency", latency, "--nodes", "6", "--json",
+               "--json-file", out_json])
+    captured = capsys.readouterr()
+    assert rc == 0
+    doc = json.loads(captured.out)                    # nothing but the JSON document on stdout
+    assert doc["nodes"] == 6 and doc["runs"] and doc == json.load(open(out_json))
+    assert "json: %s" % out_json in captured.err
+
+
+def test_json_no_longer_takes_a_path(files, capsys):
+    tmp, trace, policy, _ = files
+    with pytest.raises(SystemExit) as done:
+        main(["simulate", "--trace", trace, "--policy", policy, "--nodes", "4", "--json", str(tmp / "r.json")])
+    assert done.value.code == 2 and "unrecognized arguments: %s" % (tmp / "r.json") in capsys.readouterr().err
+    assert not (tmp / "r.json").exists()
+
+
+@pytest.mark.parametrize("text, seconds", [("90", 90.0), ("1m30s", 90.0), ("0", 0.0), ("1h", 3600.0)])
+def test_interval_takes_seconds_or_a_compound_duration(files, monkeypatch, text, seconds):
+    from gpufleet.simulate import compare
+    seen = []
+
+    def run_policy(trace, run, factory, nodes, **options):
+        seen.append(options["interval"])
+        raise KeyboardInterrupt   # stop after the flags are read: the interval is what is tested
+    monkeypatch.setattr(compare, "run_policy", run_policy)
+    _, trace, policy, _ = files
+    assert main(["simulate", "--trace", trace, "--policy", policy, "--nodes", "4", "--interval", text]) == 130
+    assert seen == [seconds]
+
+
+@pytest.mark.parametrize("text", ["2h30", "-5m", "1.5.2h", "h"])
+def test_a_bad_interval_duration_is_one_line_naming_it(files, capsys, no_run, text):
+    _, trace, policy, _ = files
+    error = _refused(capsys, ["--trace", trace, "--policy", policy, "--nodes", "4", "--interval=" + text])
+    assert "--interval %s: give the controller tick in seconds >= 0 or as a duration like" % text in error

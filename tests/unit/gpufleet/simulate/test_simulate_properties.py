@@ -4,7 +4,7 @@ Inputs: short traces in the ``gpus``, ``nodes`` and ``helios`` formats (and empt
 header, a zero-byte file) whose cells are small whole numbers or anything else (negative,
 fractional, NaN, infinities, 1e20, 1e300, text), whose times may be NaN, infinite, far in the
 future, before 1970 or years apart; with ``--nodes``, ``--scale``, ``--interval``, ``--from``
-and ``--json`` drawn the same way (a ``--json`` into a missing folder among them).
+and ``--json-file`` drawn the same way (a ``--json-file`` into a missing folder among them).
 
 Property: the command returns 0 (a table, and a whole JSON file when asked) or 1 with one line
 "gpufleet simulate: error: ..." that names the trace file or the flag, never raises, and leaves
@@ -43,7 +43,7 @@ HELIOS = ("time,running_gpu_num,pending_gpu_num,running_gpu_num_noless_8,pending
 HEADERS = {"gpus": "time,gpus", "nodes": "time,active,total", "helios": HELIOS}
 CELLS = {"gpus": 1, "nodes": 2, "helios": 6}
 READ = {"gpus": (1,), "nodes": (1, 2), "helios": (3, 4, 5, 6)}     # the cells the reader uses (helios: the splits)
-FLAGS = ("--nodes", "--scale", "--interval", "--from", "--json")
+FLAGS = ("--nodes", "--scale", "--interval", "--from", "--json-file")
 
 # Bad cells and times by family (a valid trace has cells 0..16 and increasing times from 1 s).
 CELLS_BAD = {
@@ -201,7 +201,7 @@ def _any_trace_and_flags_end_cleanly(data):
         argv += ["--interval=" + flags["interval"]] if flags["interval"] is not None else []
         argv += ["--from=" + flags["from"]] if flags["from"] is not None else []
         json_path = os.path.join(folder, flags["json"]) if flags["json"] else None
-        argv += ["--json", json_path] if json_path else []
+        argv += ["--json-file", json_path] if json_path else []
         refused = _trace_out_of_bounds(fmt, lines) or _flags_out_of_bounds(flags)
         rc, out, err = _simulate(argv)
         ending = _check_outcome(rc, out, err, trace_path, json_path if flags["json"] != "." else None, refused)
