@@ -21,11 +21,11 @@ DEMO_TARGET ?= demo-redfish
 help: ## list targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | sort | awk -F':.*## ' '{printf "  %-22s %s\n", $$1, $$2}'
 
-host: ## install host packages (apt) and start dockerd; needs root or sudo
-	scripts/bootstrap-host.sh
+host: ## install host packages (apt: the demo's and the tests') and start dockerd; needs root or sudo
+	scripts/bootstrap-host.sh $(HOST_ARGS)
 
-demo: ## run the main job on the lab
-	$(MAKE) host venv collection
+demo: ## run the main job on the lab (installs only the packages the demo uses)
+	$(MAKE) host venv collection HOST_ARGS=--demo
 	$(MAKE) $(DEMO_TARGET)
 
 venv: $(VENV)/.installed ## create the controller venv from requirements.txt
@@ -45,7 +45,7 @@ base-image: ## build the debootstrap base image gpufleet/debian-base:bookworm (n
 
 # The ledger suite runs on SQLite and on PostgreSQL: scripts/ci-postgres.sh installs and starts
 # Debian's PostgreSQL (needs root or sudo, like dockerd) unless GPUFLEET_TEST_PG_URL is set.
-test: venv collection ## run every test (unit, sanity, lint, molecule, image, lab integration; PostgreSQL ledger)
+test: host venv collection ## run every test (unit, sanity, lint, molecule, image, lab integration; PostgreSQL ledger)
 	GPUFLEET_TEST_PG_URL="$${GPUFLEET_TEST_PG_URL:-$$(scripts/ci-postgres.sh | tail -1)}" $(PY) -m pytest tests -n $(TEST_WORKERS) --durations=30 $(PYTEST_ARGS)
 
 test-unit: venv collection ## run the unit tests only (minutes; PYTEST_ARGS="-n 2" uses two workers)

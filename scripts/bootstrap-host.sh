@@ -1,19 +1,27 @@
 #!/usr/bin/env bash
 # Install the host packages this project needs on Debian 12 and make sure dockerd runs.
-# Used by .ci/run and by `make demo`; safe to re-run. Needs root (or sudo).
+# `--demo`: only what `make demo` uses (the lab and its images); no flag: everything the tests
+# use too (.ci/run, `make host`). Safe to re-run. Needs root (or sudo).
 set -euo pipefail
 SUDO=""
 [[ $(id -u) -eq 0 ]] || SUDO="sudo"
 PACKAGES=(
   python3 python3-venv python3-pip make git openssl curl
   docker.io debootstrap packer
+  gcc libc6-dev   # the lab's boot-time simulation (lab/hwsim/boottime)
+)
+TEST_PACKAGES=(
   fio iperf3 rdma-core perftest swtpm tpm2-tools minisign shellcheck
   chromium
   prometheus   # promtool: the alert rules' checks and unit tests (contrib/prometheus)
-  gcc libc6-dev   # the lab's boot-time simulation (lab/hwsim/boottime)
   # the installer ISO (gpufleet image installer), whole-disk images and the lab's machine node
   cpio xorriso grub-efi-amd64-bin grub-pc-bin mtools gdisk dosfstools e2fsprogs qemu-system-x86 ovmf
 )
+case "${1:-}" in
+  --demo) ;;
+  "") PACKAGES+=("${TEST_PACKAGES[@]}") ;;
+  *) echo "usage: $0 [--demo]" >&2; exit 2 ;;
+esac
 missing=()
 for p in "${PACKAGES[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p"); done
 if ((${#missing[@]})); then
