@@ -59,8 +59,10 @@ def proactive(run, pool, floors, hot_have, warm_coming):
 def _fill(run, pool, floors, tier, have):
     """Start nodes towards ``tier`` until its floor is met or no node or budget is left."""
     won = run.notes[pool]["floors"]["won"][tier]
+    gaps = run.notes[pool]["floors"]["forecast"].get("gap_note") if won.startswith("forecast") else None
+    gaps = f" ({gaps})" if gaps else ""
     for _ in range(floors[tier] - have):
-        why = f"pool {pool} {tier} floor {floors[tier]} ({won}): {have} {tier} or on the way"
+        why = f"pool {pool} {tier} floor {floors[tier]} ({won}): {have} {tier} or on the way{gaps}"
         if warm_up(run, pool, why, target=tier) is None:
             break
         have += 1

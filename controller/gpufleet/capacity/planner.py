@@ -8,7 +8,9 @@ fleet's concurrency budget goes to the most urgent work first:
 2. gangs in progress (admit, substitute, start, roll back), then new gangs (reserve);
 3. reactive: pending single-node jobs idle nodes cannot serve;
 4. scale-down of long-idle joined nodes (held hot or parked warm), before the floors so a
-   held node spares a wake;
+   held node spares a wake; with a forecast, the supply is counted once first (joined, on its
+   way for pending jobs or gangs) and each node released comes off that count, so the forecast
+   floor it raises is met by holding the node instead of parking and waking it again;
 5. proactive: the hot and warm floors in force (base, schedule, forecast);
 6. surplus hot nodes (above the floor and unused, or above the ceiling) parked;
 7. fabric companions: bring-ups too few for the gate's fabric phase, with no known-good node
@@ -21,9 +23,9 @@ from gpufleet.capacity.budget import Budget
 from gpufleet.capacity.demand import map_jobs
 from gpufleet.capacity.emit import Pass
 from gpufleet.capacity.fill import proactive, reactive
-from gpufleet.capacity.floors import floors_at
+from gpufleet.capacity.floors import PoolFloors
 from gpufleet.capacity.gang import advance, form
-from gpufleet.capacity.model import BUSY, COLD, HOT, IDLE, TIERS, Plan
+from gpufleet.capacity.model import BUSY, COLD, HOT, IDLE, PROVISIONING, TIERS, WARM, Plan
 from gpufleet.capacity.scaledown import park_surplus_hot, release_idle
 from gpufleet.capacity.view import build_views
 
@@ -49,11 +51,14 @@ def plan(demand, supply, policy, now, history=None, index=None):
         _gangs(run, name, supply, pending[name], waiting)
     have = {name: _after_reactive(run, name, _singles(pending[name])) for name in policy.pools}
     for name in policy.pools:
+        _commit(run, name, floors[name], have[name][0])
+    for name in policy.pools:
         have[name] = release_idle(run, name, floors[name], *have[name])
     for name in policy.pools:
         have[name] = proactive(run, name, floors[name], *have[name])
     for name in policy.pools:
         park_surplus_hot(run, name, floors[name], *have[name])
+        run.notes[name]["floors"] = floors[name].why()
     for name in policy.pools:
         _fabric_companions(run, name)
     for name in policy.pools:
@@ -165,9 +170,32 @@ def _floors(run, name, history):
     view = run.views[name]
     joined = view.count(BUSY) + view.count(IDLE)
     samples = (history or {}).get(name, ())
-    floors, why = floors_at(run.policy.pools[name], run.now, samples, joined)
-    run.notes.setdefault(name, {})["floors"] = why
+    floors = PoolFloors(run.policy.pools[name], run.now, samples, joined, hold=True)
+    run.notes.setdefault(name, {})["floors"] = floors.why()
     return floors
+
+
+def _commit(run, name, floors, hot_have):
+    """With a forecast: the pool's supply committed to demand, counted once for this pass:
+    joined nodes (busy, idle), nodes resuming or on their way for pending jobs, and gang members
+    not joined yet. The forecast asks for what it wants beyond these; ``hot_have`` (free hot and
+    spare incoming) fills that floor."""
+    if floors.wanted is None:
+        return
+    view = run.views[name]
+    joined = sum(1 for node in view.nodes.values() if node.tier in (BUSY, IDLE))
+    members = set(view.reserved)
+    for action in run.actions:
+        if action.pool == name and action.kind == "reserve":
+            members.update(action.nodes)
+    gang = sum(1 for n in members if n in view.nodes and view.nodes[n].tier in (HOT, WARM, COLD, PROVISIONING))
+    spare = hot_have - view.count(HOT)
+    for_jobs = view.resuming + max(0, view.incoming_hot - spare) + sum(
+        len(a.nodes) for a in run.actions
+        if a.pool == name and a.job_id is not None and a.gang_id is None and a.kind in ("wake", "bringup", "resume"))
+    floors.committed = joined + gang + for_jobs
+    floors.committed_by = {"joined": joined, "gang_members": gang, "for_pending_jobs": for_jobs}
+    run.notes[name]["floors"] = floors.why()
 
 
 def _break_fix(run, name):

@@ -23,7 +23,7 @@ from gpufleet.capacity.policy_errors import PolicyError, explain
 __all__ = ["Policy", "Pool", "Fleet", "TierCounts", "TierCeilings", "Members", "Match",
            "Schedule", "Forecast", "Estimates", "Day2", "Persistence", "Refresh",
            "PolicyError", "parse_duration", "parse_budget",
-           "parse_policy", "load_policy", "DAYS"]
+           "parse_policy", "load_policy", "size_warnings", "DAYS"]
 
 DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,62}$")
@@ -132,6 +132,17 @@ class Forecast(_Strict):
     trend_weight: float = Field(default=0.5, strict=True, ge=0, le=4)
     lead_time: Duration = 1800.0
     tier: Literal["hot", "warm"] = "hot"
+    # a floor the forecast raised stays up this long (the planner holds the highest forecast of
+    # the last min_on_time): a node woken for it is not parked again within minutes
+    min_on_time: Duration = 1800.0
+
+    @field_validator("min_on_time")
+    @classmethod
+    def _on_time(cls, value):
+        if not 0 <= value <= 86400:
+            raise ValueError(f"min_on_time {value:g}s is outside 0s to 1d; fix: write a duration like "
+                             "30m (0s: a raised floor falls as soon as the forecast does)")
+        return value
 
 
 class Estimates(_Strict):
@@ -320,3 +331,22 @@ def load_policy(path):
     16 MiB) are PolicyErrors too."""
     source = str(path)
     return _validate(_document(lambda: strict_yaml.load_file(source), source), source)
+
+
+def size_warnings(policy, members):
+    """Floors no pool can meet: ``members`` {pool: nodes it has} -> warning lines (the policy
+    is still valid; the pool may grow). A floor above the pool's nodes is never met: the planner
+    brings up every node and the pool stays short of its floor."""
+    lines = []
+    for name, pool in policy.pools.items():
+        have = members.get(name)
+        if have is None:
+            continue
+        windows = [("floors", pool.floors)] + [(f"schedule {s.name!r} floors", s.floors) for s in pool.schedules]
+        for label, floors in windows:
+            total = floors.hot + floors.warm
+            if total > have:
+                lines.append(f"pools.{name} {label} (hot {floors.hot} + warm {floors.warm} = {total}) exceed "
+                             f"the pool's {have} node(s): the floor is never met; fix: lower the floor or "
+                             "add nodes to the pool")
+    return lines

@@ -3,6 +3,10 @@ nodes are parked, never below a floor, never above a ceiling, never a node runni
 
 ``park_to: auto`` fills the hot floor first (hold), then parks; ``hot`` only holds; ``warm``
 only parks. Pending jobs keep the idle nodes Slurm will start them on.
+
+With a forecast (``floors``: gpufleet.capacity.floors.PoolFloors), a node released comes off
+the supply the forecast floor nets out, and a node the forecast wants back within its wake
+(hot tier) is not parked: with ``park_to: auto`` it is held hot, with ``warm`` it stays idle.
 """
 from gpufleet.capacity.emit import ago
 from gpufleet.capacity.model import HOT, IDLE, WARM
@@ -33,21 +37,38 @@ def release_idle(run, pool, floors, hot_have, warm_coming):
     for node in _long_idle(run, view, settings.idle_time, view.idle_claimed):
         why = (f"{node.node} idle {ago(run.now - node.idle_since)} "
                f"(idle time {ago(settings.idle_time)})")
+        floors.release()
         to_hot = settings.park_to == "hot" or \
             (settings.park_to == "auto" and hot_have < floors["hot"])
         if to_hot and _room(settings.ceilings.hot, hot_have):
             run.add("hold", pool, (node.node,), f"{why}; hot {hot_have} of floor {floors['hot']}: "
                     "holding it hot (drained, powered)", target_tier=HOT)
             hot_have += 1
+        elif not to_hot and _wanted_back(run, pool, floors, hot_have, node.node):
+            floors.release(-1)
+            continue
         elif not to_hot and _room(settings.ceilings.warm, warm_have) \
                 and run.budget.spend(pool, "park"):
             run.add("park", pool, (node.node,), f"{why}; hot floor {floors['hot']} met: "
                     "parking it warm (drain, power off)", target_tier=WARM)
             warm_have += 1
         else:
+            floors.release(-1)
             continue
         view.free[IDLE].remove(node.node)
     return hot_have, warm_have - view.count(WARM)
+
+
+def _wanted_back(run, pool, floors, ready, node):
+    """True (and noted) when the forecast wants ``node`` back within its wake: ``ready`` hot
+    nodes plus the committed supply, without it, fall short of the forecast."""
+    keeps = getattr(floors, "keeps", None)
+    if keeps is None or not keeps(floors.committed + ready):
+        return False
+    run.note(pool, "kept", f"{node} not parked: the forecast wants {floors.wanted_back} node(s) ready "
+             f"within its wake ({ago(run.policy.pools[pool].estimates.warm)}), "
+             f"{floors.committed + ready} without it")
+    return True
 
 
 def park_surplus_hot(run, pool, floors, hot_have, warm_coming):
@@ -66,6 +87,8 @@ def park_surplus_hot(run, pool, floors, hot_have, warm_coming):
         stale = run.now - node.since >= settings.idle_time
         if hot_have <= floors["hot"] or not (over_ceiling or stale):
             continue
+        if not over_ceiling and _wanted_back(run, pool, floors, hot_have - 1, node.node):
+            return
         if not _room(settings.ceilings.warm, warm_have) or not run.budget.spend(pool, "park"):
             return
         why = "above the hot ceiling" if over_ceiling else f"hot {ago(run.now - node.since)} unused"

@@ -84,8 +84,11 @@ def build(args, out=None, watch_bmc=True):
     concurrency = args.concurrency or planning.concurrency()
     actuator = Actuator(inventory_path, var_files, concurrency=concurrency)
     controller_id = args.id or "%s:%d" % (socket.gethostname(), os.getpid())
-    reconciler = Reconciler(SlurmSource(prefix), ledger, planning, actuator, inventory.load_inventory(inventory_path),
+    hosts = inventory.load_inventory(inventory_path)
+    reconciler = Reconciler(SlurmSource(prefix), ledger, planning, actuator, hosts,
                             controller_id, out=out or sys.stdout, spool_dir=spool, report_dir=report_dir)
+    for line in pool_warnings(planning, hosts.values()):   # stderr: `status --json` keeps stdout one document
+        print("policy warning: %s" % line, file=sys.stderr, flush=True)
     if watch_bmc:   # the background reads and writes (status builds without them)
         reconciler.redfish = _watch("bmc", planning, inventory_path, var_files, reconciler._say)
         reconciler.health = _watch("health", planning, inventory_path, var_files, reconciler._say)
@@ -94,6 +97,17 @@ def build(args, out=None, watch_bmc=True):
     from gpufleet.controller.images import Catalogue
     reconciler.catalogue = Catalogue(lab_target.merged_vars(var_files))   # rollout/renewal recycles
     return reconciler
+
+
+def pool_warnings(planning, hosts):
+    """Policy load warnings against the inventory: floors above a pool's member count."""
+    from gpufleet.capacity.policy import size_warnings
+    members = dict.fromkeys(planning.policy.pools, 0)
+    for host in hosts:
+        pool = planning.pool_of(host)
+        if pool is not None:
+            members[pool] += 1
+    return size_warnings(planning.policy, members)
 
 
 def _runner(playbook, inventory_path, var_files, timeout):

@@ -20,6 +20,10 @@ def _when(text, flag):
                                                                 "(e.g. 2020-05-01 00:00:00).")
 
 
+DEFAULT_POLICY = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "simulate",
+                              "default_policy.yml")
+
+
 def _check_flags(args):
     """Refuse bad flags and unwritable outputs before the trace is read and the runs start."""
     from gpufleet.simulate.errors import SimulateError
@@ -27,7 +31,8 @@ def _check_flags(args):
     from gpufleet.simulate.output import check_writable
     from gpufleet.simulate.trace import check_scale
 
-    check_nodes(args.nodes)
+    if args.nodes is not None:
+        check_nodes(args.nodes)
     check_scale(args.scale)
     if args.gpus_per_node is not None and args.gpus_per_node < 1:
         raise SimulateError("--gpus-per-node %d: give the GPUs of one node (1 or more), or drop the option to use the "
@@ -67,19 +72,48 @@ def _overrides(texts):
     return [parse_override(text) for text in texts or ()]
 
 
+def _nodes(args, trace, runs):
+    """--nodes, or the pool the trace says it had: its most GPUs / the pool's GPUs per node
+    (rounded up)."""
+    import math
+    from gpufleet.simulate.errors import SimulateError
+    from gpufleet.simulate.policies import pool_of
+
+    if args.nodes is not None:
+        return args.nodes
+    if not trace.capacity_gpus:
+        raise SimulateError("--nodes: the trace %s does not say how many GPUs the pool had (%s format). Give "
+                            "--nodes N." % (trace.source, trace.fmt))
+    gpn = args.gpus_per_node or pool_of(runs[0].policy, args.pool)[1].gpus_per_node
+    return math.ceil(trace.capacity_gpus / gpn)
+
+
 def _runs(args):
     from gpufleet.simulate import policies
-    paths = [args.policy] + list(args.compare or [])
+    paths = [args.policy or DEFAULT_POLICY] + list(args.compare or [])
     names = [p.rsplit("/", 1)[-1].rsplit(".", 1)[0] for p in paths]
     if len(set(names)) != len(names):
         names = paths
     return [policies.load(path, _overrides(args.set), name=name) for path, name in zip(paths, names)]
 
 
+def _warnings(runs, nodes, pool):
+    """Policy load warnings for the simulated pool (a floor above its nodes), per run."""
+    from gpufleet.capacity.policy import size_warnings
+    from gpufleet.simulate.policies import pool_of
+
+    found = []
+    for run in runs:
+        name, _ = pool_of(run.policy, pool)
+        found += ["%s: %s" % (run.name, line) for line in size_warnings(run.policy, {name: nodes})]
+    return found
+
+
 def simulate(args):
     """Run everything the arguments ask for; returns the JSON document."""
     from gpufleet.simulate import compare, latency, trace as traces
 
+    args.nodes_given = args.nodes is not None
     _check_flags(args)
     targets = _targets(args.targets) if args.targets else None
     sweep_spec = compare.parse_sweep(args.sweep) if args.sweep else None
@@ -93,12 +127,19 @@ def simulate(args):
     factory = lambda: latency.load_latency(args.latency)  # noqa: E731  (same seed per run)
     options = dict(gpus_per_node=args.gpus_per_node, pool=args.pool, initial_tier=args.initial_tier,
                    interval=_interval(args.interval), prior=prior)
-    results = [compare.run_policy(trace, run, factory, args.nodes, **options) for run in _runs(args)]
+    runs = _runs(args)
+    args.nodes = nodes = _nodes(args, raw, runs)
+    warnings = _warnings(runs, nodes, args.pool)
+    for line in warnings:
+        print("warning: %s" % line, file=sys.stderr)
+    results = [compare.run_policy(trace, run, factory, nodes, **options) for run in runs]
     document = {
         "trace": {"source": trace.source, "format": trace.fmt, "samples": len(trace), "step_s": trace.step,
                   "from": trace.times[0], "to": trace.times[-1] + trace.step, "scale": args.scale,
                   "prior_samples": len(prior)},
-        "nodes": args.nodes, "latency": factory().describe(),
+        "nodes": nodes, "nodes_from": "--nodes" if args.nodes_given else "trace", "latency": factory().describe(),
+        "policy_warnings": warnings,
+        # each run's "intervals": the 10-minute series inline (docs/capacity.md, "Metrics")
         "runs": [{k: v for k, v in r.items() if k != "series"} for r in results],
     }
     if trace.fmt == "helios":
@@ -106,7 +147,8 @@ def simulate(args):
     sweep = None
     if sweep_spec:
         field, values = sweep_spec
-        sweep = compare.sweep(trace, args.policy, field, values, factory, args.nodes, overrides=_overrides(args.set),
+        sweep = compare.sweep(trace, args.policy or DEFAULT_POLICY, field, values, factory, nodes,
+                              overrides=_overrides(args.set),
                               **options)
         document["sweep"] = sweep
         document["tradeoff"] = compare.tradeoff(sweep, targets)
@@ -133,7 +175,7 @@ def cmd_simulate(args):
         say("json: %s" % args.json_file)
     if args.plot:
         from gpufleet.simulate.plot import plot
-        title = "%s, %d nodes" % (document["trace"]["source"].rsplit("/", 1)[-1], args.nodes)
+        title = "%s, %d nodes" % (document["trace"]["source"].rsplit("/", 1)[-1], document["nodes"])
         plot(args.plot, results, results[0]["gpus_per_node"], sweep, title=title, footnote=document.get("citation", ""))
         say("plot: %s" % args.plot)
     return 0
@@ -155,9 +197,11 @@ def _targets(text):
 
 def register(parser):
     parser.add_argument("--trace", required=True, help="demand trace: Helios CSV, time,active,total, time,gpus, or a ledger")
-    parser.add_argument("--policy", required=True, help="capacity policy YAML (the controller's own format)")
+    parser.add_argument("--policy", help="capacity policy YAML (the controller's own format; default: the shipped "
+                                         "gpufleet/simulate/default_policy.yml)")
     parser.add_argument("--latency", help="latency YAML, or a preset: baremetal (default) or lab")
-    parser.add_argument("--nodes", type=int, required=True, help="nodes in the simulated pool (1 to 100000)")
+    parser.add_argument("--nodes", type=int, help="nodes in the simulated pool (1 to 100000; default: the trace's "
+                                                  "most GPUs / GPUs per node, rounded up)")
     parser.add_argument("--gpus-per-node", type=int, help="GPUs per node (default: the policy pool's gpus_per_node)")
     parser.add_argument("--from", dest="start", help="first time to replay (ISO 8601 or epoch seconds)")
     parser.add_argument("--to", dest="end", help="replay up to this time, excluded")

@@ -12,7 +12,8 @@ wake = warm (+ regate when the node's gate is stale), resume/admit = hot.
   wake or bring-up as its own action), as the ledger does for the controller.
 - A gate run (bring-up, re-gating wake) fails with probability ``gate_failure``: the node is
   unavailable (``failed``, consecutive failures + 1) and comes back cold after ``recycle``;
-  the planner sees it and picks a spare, as it does in the controller.
+  the planner sees it and picks a spare, as it does in the controller; a bring-up of a failed
+  node (the planner retries those once no cold node is left) re-images it at once.
 - ``hold``, ``park``, ``rollback`` and ``break_fix`` take effect at once; a rollback releases
   every member of its gang and moves the nodes it names (possibly none) to its target tier.
 """
@@ -50,7 +51,7 @@ def apply(sim, action, now):
     if not nodes and action.kind != "rollback":     # a rollback may only release its members
         sim.metrics.refuse(action, "names no node")
         return False
-    if any(node.view_tier not in SOURCES[action.kind] for node in nodes):
+    if any(node.view_tier not in SOURCES[action.kind] and not _retry(action, node) for node in nodes):
         sim.metrics.refuse(action, "node tier not in %s" % "/".join(SOURCES[action.kind]))
         return False
     if action.kind not in OVER_RUNNING and any(node.running for node in nodes):
@@ -61,6 +62,12 @@ def apply(sim, action, now):
     sim.metrics.action(action.kind)
     HANDLERS[action.kind](sim, action, nodes, now)
     return True
+
+
+def _retry(action, node):
+    """A bring-up of a failed node below the break_fix limit: the planner retries it as cold
+    (re-imaging is a bring-up), as the controller does; its pending recycle is cancelled."""
+    return action.kind == "bringup" and node.tier == model.UNAVAILABLE and node.state == "failed"
 
 
 def _admit_ok(sim, action, nodes):
@@ -84,6 +91,7 @@ def _operate(sim, node, action, now, seconds, kind="done"):
 
 def _bringup(sim, action, nodes, now):
     for node in nodes:
+        sim.metrics.power_on(node.name, now)
         sim.fleet.set_tier(node, model.PROVISIONING, now, state="imaging", gang_id=action.gang_id or node.gang_id)
         _operate(sim, node, action, now, sim.latency.sample("cold"))
 
@@ -96,6 +104,8 @@ def _wake(sim, action, nodes, now):
         stale = sim.gate_validity is not None and not gate_valid(node.gate_passed_at, sim.gate_validity, now)
         seconds = (sim.latency.sample("regate") if stale else 0.0)
         seconds += 0.0 if node.tier == model.HOT else sim.latency.sample("warm")
+        if node.tier != model.HOT:
+            sim.metrics.power_on(node.name, now)
         sim.fleet.set_tier(node, model.PROVISIONING, now, state="regating" if stale else "waking",
                            gang_id=action.gang_id or node.gang_id)
         _operate(sim, node, action, now, seconds)
@@ -143,7 +153,7 @@ def _cancel(node):
 
 def _to_warm(sim, node, now):
     if node.tier in (model.HOT, model.IDLE, model.PROVISIONING):
-        sim.metrics.power_offs += 1
+        sim.metrics.power_off(node.name, now)
     _cancel(node)
     sim.fleet.set_tier(node, model.WARM, now, gang_id=None)
 

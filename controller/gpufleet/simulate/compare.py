@@ -20,7 +20,7 @@ MAX_SWEEP_POINTS = 1000     # one full run each: more is a typo in START:STOP:ST
 
 def run_policy(trace, run, latency_factory, nodes, gpus_per_node=None, pool=None, initial_tier=model.WARM,
                interval=None, plan=None, prior=()):
-    """Simulate one PolicyRun; returns {"name", "policy", "overrides", "pool", "metrics", "series"}."""
+    """Simulate one PolicyRun; returns {"name", "policy", "overrides", "pool", "metrics", "intervals", "series"}."""
     check_nodes(nodes)
     name, pool_cfg = policies.pool_of(run.policy, pool)
     gpn = pool_cfg.gpus_per_node
@@ -33,7 +33,7 @@ def run_policy(trace, run, latency_factory, nodes, gpus_per_node=None, pool=None
                      initial_tier=initial_tier, partition=partition, plan=plan, prior=prior)
     metrics = sim.run()
     return {"name": run.name, "policy": run.source, "overrides": dict(run.overrides), "pool": name,
-            "gpus_per_node": gpn, "metrics": metrics, "series": sim.metrics.series}
+            "gpus_per_node": gpn, "metrics": metrics, "intervals": sim.metrics.intervals, "series": sim.metrics.series}
 
 
 def parse_sweep(text):

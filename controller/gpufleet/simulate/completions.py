@@ -42,7 +42,7 @@ def _ready(sim, action, node, now):
     if node.state in ("imaging", "regating"):
         node.failures, node.gate_passed_at = 0, now
     if action.kind == "bringup" and action.target_tier == model.WARM:
-        sim.metrics.power_offs += 1         # brought up, validated, then parked
+        sim.metrics.power_off(node.name, now)   # brought up, validated, then parked
         sim.fleet.set_tier(node, model.WARM, now)
     else:
         sim.fleet.set_tier(node, model.HOT, now)

@@ -1,4 +1,6 @@
-"""The PNG: demand and supply by tier over time, shortfall per policy, the trade-off curve.
+"""The PNG: demand and supply by tier over time, shortfall per policy, per 10-minute interval the
+powered-off nodes, node shortfall and power-state changes per policy (their totals in the legend),
+the trade-off curve.
 
 matplotlib with the Agg backend (no display on a controller host).
 """
@@ -20,7 +22,7 @@ def plot(path, runs, gpus_per_node, sweep=None, title="", footnote=""):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(3, 1, figsize=(13, 12), constrained_layout=True)
+    fig, axes = plt.subplots(4, 1, figsize=(13, 16), constrained_layout=True)
     first = runs[0]
     series = first["series"]
     dates = _dates(series["time"])
@@ -36,7 +38,8 @@ def plot(path, runs, gpus_per_node, sweep=None, title="", footnote=""):
     axes[1].set_ylabel("GPUs waiting for capacity to be ready")
     axes[1].set_title("Shortfall over time")
     axes[1].legend(loc="upper left", fontsize="small")
-    _tradeoff(axes[2], runs, sweep)
+    _intervals(axes[2], runs)
+    _tradeoff(axes[3], runs, sweep)
     if footnote:
         fig.suptitle(footnote, fontsize="x-small")
     from gpufleet.simulate.output import write_atomically
@@ -45,6 +48,29 @@ def plot(path, runs, gpus_per_node, sweep=None, title="", footnote=""):
     finally:
         plt.close(fig)
     return path
+
+
+def _intervals(ax, runs):
+    """Per 10-minute interval and policy: mean powered-off nodes, node-minutes short, power changes."""
+    for run in runs:
+        rows, m = run.get("intervals"), run["metrics"]
+        if not rows or not rows["start"]:
+            continue
+        dates = _dates(rows["start"])
+        line = ax.step(dates, rows["powered_off_nodes_mean"], where="post", linewidth=0.8,
+                       label="%s: powered off (mean %.1f nodes), used rate %s, idle-powered %.0f node-h"
+                       % (run["name"], m["powered_off_nodes_mean"],
+                          "-" if m["powered_used_rate"] is None else "%.0f %%" % (100 * m["powered_used_rate"]),
+                          m["idle_powered_node_hours"]))[0]
+        ax.step(dates, rows["shortfall_node_minutes"], where="post", linewidth=0.8, linestyle="--",
+                color=line.get_color(), label="%s: short node-min (%.0f; %d node-intervals in %d intervals)"
+                % (run["name"], m["shortfall_node_minutes"], m["shortfall_node_intervals"], m["shortfall_intervals"]))
+        ax.step(dates, rows["power_changes"], where="post", linewidth=0.6, linestyle=":", color=line.get_color(),
+                label="%s: power changes (%.1f/day; %d wakes within 60 s of a park)"
+                % (run["name"], m["power_changes_per_day"], m["wakes_within_60s_of_park"]))
+    ax.set_ylabel("per 10-minute interval")
+    ax.set_title("Powered-off nodes (solid), node-minutes short (dashed), power-state changes (dotted)")
+    ax.legend(loc="upper left", fontsize="x-small")
 
 
 def _tradeoff(ax, runs, sweep):

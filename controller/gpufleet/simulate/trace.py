@@ -9,7 +9,7 @@ then: running plus pending GPUs; it holds until the next sample.
 import math
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Tuple
+from typing import Optional, Tuple
 
 from gpufleet.simulate.errors import SimulateError, TraceError
 
@@ -35,6 +35,7 @@ class Trace:
     gang_gpus: Tuple[int, ...]      # demand of jobs of >= 8 GPUs: served all at once or not
     small_gpus: Tuple[int, ...]     # demand of smaller jobs
     step: float                     # the most common interval between samples, seconds
+    capacity_gpus: Optional[int] = None   # the most GPUs the trace says the pool owned (None: unknown)
 
     def __len__(self):
         return len(self.times)
@@ -125,7 +126,8 @@ def select(trace, start=None, end=None, scale=1.0):
             raise SimulateError("--scale %g: demand at %s becomes %.4g GPUs, above the simulator's bound of %d GPUs "
                                 "per sample. Lower --scale." % (scale, _iso(trace.times[i]), demand, MAX_GPUS))
     gang, small = scaled(trace.gang_gpus), scaled(trace.small_gpus)
-    return Trace(trace.source, trace.fmt, tuple(trace.times[i] for i in keep), gang, small, trace.step)
+    return Trace(trace.source, trace.fmt, tuple(trace.times[i] for i in keep), gang, small, trace.step,
+                 trace.capacity_gpus)
 
 
 def _iso(when):

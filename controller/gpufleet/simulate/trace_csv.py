@@ -9,6 +9,7 @@
 Every error names the file, line and column.
 """
 import csv
+import dataclasses
 import math
 
 from gpufleet.simulate.errors import TraceError
@@ -65,8 +66,17 @@ def _row_demand(fmt, row, where, gpus_per_node):
     return 0, _count(row, "gpus", where)
 
 
+def _capacity(fmt, row, where, gpus_per_node):
+    """GPUs the pool owned at this row: Helios ``total_gpu_num``, ``total`` nodes; None: unknown."""
+    if fmt == "helios" and "total_gpu_num" in row:
+        return _count(row, "total_gpu_num", where)
+    if fmt == "nodes":
+        return _count(row, "total", where) * gpus_per_node
+    return None
+
+
 def read(path, fmt, gpus_per_node):
-    rows = []
+    rows, capacity = [], None
     try:
         with open(path, newline="", encoding="utf-8") as handle:
             reader = csv.DictReader(handle)
@@ -82,6 +92,9 @@ def read(path, fmt, gpus_per_node):
                     raise TraceError("%s: the row's field count differs from the header's %d fields. Fix the row."
                                      % (where, len(header)))
                 rows.append((parse_time(row["time"], where + " column time"),) + _row_demand(fmt, row, where, gpus_per_node) + (where,))
+                owned = _capacity(fmt, row, where, gpus_per_node)
+                if owned is not None:
+                    capacity = max(capacity or 0, owned)
     except OSError as exc:
         raise TraceError("Cannot read trace %s: %s. Check the path." % (path, exc.strerror)) from None
     except UnicodeDecodeError:
@@ -89,4 +102,4 @@ def read(path, fmt, gpus_per_node):
     except csv.Error as exc:    # a NUL byte, a field over the csv module's size limit
         raise TraceError("%s line %d: not readable as CSV (%s). Fix the row."
                          % (path, reader.reader.line_num, exc)) from None
-    return build(path, fmt, rows)
+    return dataclasses.replace(build(path, fmt, rows), capacity_gpus=capacity)

@@ -105,3 +105,31 @@ def test_history_from_ledger_rows():
     assert history["p"][1] == DemandSample("p", 120.0, 8, 2, 1)
     assert history["p"][1].gpus == 10
     assert history["q"][0].gpus == 16
+
+
+def test_a_gap_in_the_last_bucket_drops_the_trend_and_says_so():
+    # the last bucket: 24 GPUs for 5 minutes then no sample for 10 (the controller was down);
+    # read as data, its mean (the 5 samples) would set a trend; a gap leaves the trend out
+    history = _history([16, 16, 16, 16], before=8)
+    history += [DemandSample("p", NOW - m * 60, gpus_pending=0) for m in range(15, 10, -1)]
+    floor, why = forecast_floor(_pool(trend_weight=1.0), sorted(history, key=lambda s: s.minute), NOW, joined=0)
+    assert why["trend_gpus"] == 0.0 and why["forecast_gpus"] == 16.0 and floor == 2
+    assert "no trend term" in why["gap_note"] and why["gaps"][-1]["to"] == NOW
+
+
+def test_a_week_with_a_40_minute_gap_is_left_out_of_the_peaks():
+    history = [s for s in _history([16, 24, 40, 64])
+               if not (s.minute >= NOW - 3 * WEEK + 60 and s.minute < NOW - 3 * WEEK + 25 * 60)]
+    _, why = forecast_floor(_pool(), history, NOW, joined=0)
+    assert why["weekly_peaks_gpus"] == [16, 24, 64]
+    assert "1 week(s) left out" in why["gap_note"]
+    assert any(g["minutes"] == 25.0 for g in why["gaps"])
+
+
+def test_short_holes_are_not_gaps():
+    # one missing minute (a slow pass) is not a gap
+    history = [s for s in _history([16, 24, 40, 64]) if s.minute != NOW - WEEK + 10 * 60]
+    _, why = forecast_floor(_pool(), history, NOW, joined=0)
+    assert why["weekly_peaks_gpus"] == [16, 24, 40, 64]
+    # the only gap: no recent samples in this history (the last bucket)
+    assert [g["to"] for g in why["gaps"]] == [NOW] and "0 week(s) left out" in why["gap_note"]

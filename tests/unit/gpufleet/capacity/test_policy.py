@@ -152,3 +152,14 @@ def test_a_device_file_is_refused_not_read_for_ever():
     with pytest.raises(PolicyError) as caught:
         load_policy("/dev/zero")
     assert caught.value.problems == ["(file): not a regular file; fix: pass the path of a YAML file"]
+
+
+def test_size_warnings_name_a_floor_above_the_pool():
+    from gpufleet.capacity.policy import size_warnings
+    from tests.unit.gpufleet.capacity.fleet_factory import make_policy
+    policy = make_policy(floors={"hot": 3, "warm": 2},
+                         schedules=[{"name": "day", "start": "08:00", "end": "18:00", "floors": {"hot": 4}}])
+    lines = size_warnings(policy, {"p": 4})
+    assert len(lines) == 1 and "pools.p floors (hot 3 + warm 2 = 5) exceed the pool's 4 node(s)" in lines[0]
+    assert len(size_warnings(policy, {"p": 3})) == 2
+    assert size_warnings(policy, {"p": 5}) == [] and size_warnings(policy, {}) == []

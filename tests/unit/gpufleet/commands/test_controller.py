@@ -95,3 +95,16 @@ def test_a_watchdog_not_above_the_interval_is_refused(tmp_path, monkeypatch):
     with pytest.raises(ControllerError) as info:
         controller._notifier(args)
     assert "WatchdogSec= (5s) is not above the interval (10s, default)" in str(info.value)
+
+
+def test_pool_warnings_count_inventory_members(tmp_path):
+    from gpufleet.commands.controller import pool_warnings
+    from gpufleet.controller.inventory import Host
+    from gpufleet.controller.planning import Planning
+    from gpufleet.capacity.policy import parse_policy
+    policy = parse_policy("pools:\n  p:\n    sku: x\n    members: {groups: [gpu]}\n    floors: {hot: 3}\n")
+    planning = Planning(policy=policy)
+    hosts = [Host(name="n%d" % i, groups=("gpu",)) for i in range(2)] + [Host(name="other", groups=("cpu",))]
+    lines = pool_warnings(planning, hosts)
+    assert len(lines) == 1 and "exceed the pool's 2 node(s)" in lines[0]
+    assert pool_warnings(planning, hosts + [Host(name="n9", groups=("gpu",))]) == []

@@ -237,3 +237,47 @@ def test_a_bad_interval_duration_is_one_line_naming_it(files, capsys, no_run, te
     _, trace, policy, _ = files
     error = _refused(capsys, ["--trace", trace, "--policy", policy, "--nodes", "4", "--interval=" + text])
     assert "--interval %s: give the controller tick in seconds >= 0 or as a duration like" % text in error
+
+
+HELIOS_HEADER = ("time,total_gpu_num,running_gpu_num,pending_gpu_num,running_gpu_num_noless_8,running_gpu_num_less_8,"
+                 "pending_gpu_num_noless_8,pending_gpu_num_less_8\n")
+
+
+def test_defaults_policy_and_nodes_from_the_trace(tmp_path, capsys):
+    # no --policy, no --nodes: the shipped default policy (8-GPU nodes) and 40 GPUs / 8 = 5 nodes
+    trace = tmp_path / "helios.csv"
+    trace.write_text(HELIOS_HEADER + "".join("2020-05-01 00:%02d:00,40,0,0,%d,0,0,%d\n" % (i, 16 if i % 7 else 0, i % 3)
+                                             for i in range(30)))
+    rc = main(["simulate", "--trace", str(trace), "--latency", "lab", "--json"])
+    assert rc == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["nodes"] == 5 and doc["nodes_from"] == "trace"
+    assert doc["runs"][0]["policy"].endswith("gpufleet/simulate/default_policy.yml")
+    metrics = doc["runs"][0]["metrics"]
+    for key in ("powered_off_nodes_mean", "shortfall_node_minutes", "shortfall_node_intervals", "shortfall_intervals",
+                "power_changes_per_day", "idle_powered_node_hours", "powered_used_rate", "wakes_within_60s_of_park"):
+        assert key in metrics
+    intervals = doc["runs"][0]["intervals"]
+    assert intervals["start"] == [trace_start(doc), trace_start(doc) + 600, trace_start(doc) + 1200]
+    assert sum(intervals["power_changes"]) == metrics["power_ons"] + metrics["power_offs"]
+
+
+def trace_start(doc):
+    return doc["trace"]["from"]
+
+
+def test_nodes_needed_when_the_trace_has_no_pool_size(files, capsys):
+    _, trace, policy, latency = files
+    assert main(["simulate", "--trace", trace, "--policy", policy, "--latency", latency]) == 1
+    err = capsys.readouterr().err
+    assert "--nodes" in err and "Traceback" not in err
+
+
+def test_a_floor_above_the_pool_warns(files, capsys):
+    tmp, trace, policy, latency = files
+    rc = main(["simulate", "--trace", trace, "--policy", policy, "--latency", latency, "--nodes", "2",
+               "--set", "pools.gpu.floors.hot=3", "--json"])
+    assert rc == 0
+    captured = capsys.readouterr()
+    assert "warning:" in captured.err and "exceed the pool's 2 node(s)" in captured.err
+    assert len(json.loads(captured.out)["policy_warnings"]) == 1

@@ -78,6 +78,21 @@ def test_failed_bringup_becomes_unavailable_then_cold():
     assert m["actions"] == {"bringup": 1}
 
 
+def test_bringup_retries_a_failed_node_as_the_planner_asks():
+    # The planner retries failed nodes (below the break_fix limit) as cold once no cold node is
+    # left (scheduled.yml on a pool of 26 nodes): the simulator must re-image it, not refuse it.
+    sim = _sim(_trace([0] * 30), {0.0: [Action("bringup", "p", ("p-1",), "t")],
+                                  720.0: [Action("bringup", "p", ("p-1",), "t")]}, gate_failure=0.5)
+    sim.fleet.set_tier(sim.fleet.by_name["p-1"], "cold", 0.0)
+    sim.latency.gate_fails = iter([True, False]).__next__      # the first gate fails, the retry passes
+    m = sim.run()
+    node = sim.fleet.by_name["p-1"]
+    assert m["refused_actions"] == {} and m["actions"] == {"bringup": 2}
+    # failed at 600, retried at 720 (its recycle at 900 cancelled), hot at 1320
+    assert node.tier == "hot" and node.failures == 0 and node.since == 1320.0
+    assert sim.metrics.tier_seconds["unavailable"] == pytest.approx(120.0)
+
+
 def test_park_counts_a_power_cycle():
     sim = _sim(_trace([0] * 1440), {0.0: [Action("park", "p", ("p-1",), "t")]}, nodes=2)
     sim.fleet.set_tier(sim.fleet.by_name["p-1"], "hot", 0.0)

@@ -116,3 +116,41 @@ def test_tradeoff_smallest_value_per_target():
         (100.0, 0, 10.0), (50.0, 4, 30.0), (10.0, 8, 50.0), (5.0, None, None)]
     defaults = tradeoff(sweep)                  # fractions of the smallest value's shortfall
     assert defaults[0]["target"] == 100.0 and defaults[0]["value"] == 0
+
+
+def test_step_reactive_node_figures_and_intervals(fixed):
+    # test_step_reactive's run (420 s, one 10-minute interval, closed at the end): the job waits
+    # 135 s for one node; gpu-1 warm 0-60, gpu-2..4 warm all along: 3 * 420 + 60 = 1,320
+    # powered-off node-seconds; one power-on (the wake at 60); powered and idle: provisioning
+    # 60-180 and hot 180-195 (135 s); busy 195-420 (225 s).
+    sim, m = _run(trace([0, 8, 8, 8, 8, 8, 8]), REACTIVE, fixed())
+    assert m["shortfall_node_minutes"] == pytest.approx(135 / 60, abs=1e-3)
+    assert (m["shortfall_node_intervals"], m["shortfall_intervals"]) == (1, 1)
+    assert m["powered_off_nodes_mean"] == pytest.approx(1320 / 420, abs=1e-3)
+    assert m["power_changes_per_day"] == pytest.approx(1 / (420 / 86400), abs=1e-3)
+    assert m["idle_powered_node_hours"] == pytest.approx(135 / 3600, abs=1e-3)
+    assert m["powered_used_rate"] == pytest.approx(225 / 360, abs=1e-4)
+    assert m["wakes_within_60s_of_park"] == 0
+    assert sim.metrics.intervals["start"] == [0.0]
+    assert sim.metrics.intervals["nodes_short_peak"] == [1]
+    assert sim.metrics.intervals["power_changes"] == [1]
+
+
+def test_intervals_split_at_ten_minutes_and_a_quick_wake_is_thrash(fixed):
+    # Scripted: park hot gpu-1 at 0, wake it at 60 (within 60 s of its park: thrash), and the
+    # 16-GPU gang demand from 660 waits until the end (720) in the second interval.
+    from gpufleet.capacity.model import Action, Plan
+    script = {0.0: [Action("park", "gpu", ("gpu-1",), "t")], 60.0: [Action("wake", "gpu", ("gpu-1",), "t")]}
+    plan = lambda demand, supply, pol, now, history=None: Plan(tuple(script.get(now, ())))  # noqa: E731
+    tr = trace([0] * 12, gang=[0] * 11 + [16])
+    sim = Simulation(tr, None, fixed(), "gpu", 2, 8, interval=10.0, initial_tier="hot", plan=plan)
+    m = sim.run()
+    assert m["wakes_within_60s_of_park"] == 1 and (m["power_offs"], m["power_ons"]) == (1, 1)
+    assert sim.metrics.intervals["start"] == [0.0, 600.0]
+    assert sim.metrics.intervals["power_changes"] == [2, 0]
+    # gpu-1 off 0-60 in the first interval: 60 node-seconds / 600 s
+    assert sim.metrics.intervals["powered_off_nodes_mean"] == [0.1, 0.0]
+    # 660-720: two nodes short for 60 s
+    assert sim.metrics.intervals["nodes_short_peak"] == [0, 2]
+    assert sim.metrics.intervals["shortfall_node_minutes"] == [0.0, 2.0]
+    assert (m["shortfall_node_intervals"], m["shortfall_intervals"]) == (2, 1)
