@@ -53,6 +53,8 @@ def xdist_group_of(nodeid):
         return "lab"
     if path.startswith("tests/integration/roles/"):
         return "molecule"
+    if path.startswith("tests/integration/machine/"):
+        return "machine"  # one installer build folder and one TCG machine at a time
     return path
 
 

@@ -11,11 +11,20 @@ import time
 
 from lab.twin.errors import LabError
 
-__all__ = ["OVMF_CODE", "OVMF_VARS", "HOST_FROM_GUEST", "Machine"]
+__all__ = ["OVMF_CODE", "OVMF_VARS", "HOST_FROM_GUEST", "Machine", "read_text"]
 
 OVMF_CODE = "/usr/share/OVMF/OVMF_CODE_4M.fd"
 OVMF_VARS = "/usr/share/OVMF/OVMF_VARS_4M.fd"
 HOST_FROM_GUEST = "10.0.2.2"
+
+
+def read_text(path):
+    """A console or log file's text so far; "" before it exists."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
 
 
 class Machine:
@@ -65,11 +74,7 @@ class Machine:
                                 stderr=subprocess.PIPE)
 
     def console_text(self):
-        try:
-            with open(self.console, "rb") as handle:
-                return handle.read().decode("utf-8", "replace")
-        except OSError:
-            return ""
+        return read_text(self.console)
 
     def boot(self, cdrom=None, until=lambda console: False, limit=900, marks=()):
         """Run the machine until it exits (a reboot, with ``-no-reboot``) or ``until(console)``.

@@ -1,0 +1,90 @@
+"""The lab machine's libvirt domain XML, and the one-time boot override's end (clear_boot_override)."""
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from lab.machine import domain
+from lab.machine.qemu import OVMF_CODE, OVMF_VARS
+
+UUID = "8b3f0c2e-6d0a-4b7e-9a51-2f4c1d9e7a10"
+Q = "{%s}" % domain.QEMU_NS
+
+
+def _xml(**kwargs):
+    args = dict(name="gpufleet-lab-m1", uuid=UUID, disk="/srv/m1/nvme0.raw", nvram="/srv/m1/VARS.fd",
+                console="/srv/m1/console.log")
+    args.update(kwargs)
+    return domain.domain_xml(**args)
+
+
+def test_the_domain_is_a_tcg_q35_uefi_machine_with_its_own_variable_store():
+    tree = ET.fromstring(_xml(memory_mib=1536))
+    assert tree.get("type") == "qemu"  # TCG, never KVM
+    assert tree.findtext("name") == "gpufleet-lab-m1" and tree.findtext("uuid") == UUID
+    assert tree.find("memory").get("unit") == "MiB" and tree.findtext("memory") == "1536"
+    assert tree.findtext("vcpu") == "1"
+    assert tree.find("os/type").get("machine") == "q35"
+    loader = tree.find("os/loader")
+    assert loader.text == OVMF_CODE and loader.get("type") == "pflash" and loader.get("readonly") == "yes"
+    nvram = tree.find("os/nvram")
+    assert nvram.text == "/srv/m1/VARS.fd" and nvram.get("template") == OVMF_VARS
+
+
+def test_the_nvme_disk_is_qemu_arguments_with_the_serial_the_root_device_hints_use():
+    tree = ET.fromstring(_xml(disk_serial="GPUFLEET0042"))
+    args = [arg.get("value") for arg in tree.find(Q + "commandline").findall(Q + "arg")]
+    assert args[0:2] == ["-drive", "file=/srv/m1/nvme0.raw,if=none,id=nvme0,format=raw"]
+    assert args[2] == "-device"
+    options = args[3].split(",")
+    assert options[0] == "nvme" and "serial=GPUFLEET0042" in options and "drive=nvme0" in options
+    assert not any(option.startswith("bootindex") for option in options)  # the firmware's BootOrder decides
+    # libvirt knows no disk but the CD drive
+    assert [d.get("device") for d in tree.findall("devices/disk")] == ["cdrom"]
+
+
+def test_the_cd_drive_is_an_empty_read_only_sata_drive_for_virtual_media():
+    cdrom = ET.fromstring(_xml()).find("devices/disk")
+    assert cdrom.find("target").get("bus") == "sata" and cdrom.find("readonly") is not None
+    assert cdrom.find("source") is None and cdrom.find("boot") is None
+
+
+def test_user_networking_and_the_console_file_kept_across_boots():
+    tree = ET.fromstring(_xml())
+    assert tree.find("devices/interface").get("type") == "user"  # the host's loopback is 10.0.2.2
+    for tag in ("serial", "console"):
+        source = tree.find("devices/%s/source" % tag)
+        assert source.get("path") == "/srv/m1/console.log" and source.get("append") == "on"
+
+
+def test_a_tpm_only_when_asked():
+    assert ET.fromstring(_xml()).find("devices/tpm") is None
+    tpm = ET.fromstring(_xml(tpm=True)).find("devices/tpm")
+    assert tpm.get("model") == "tpm-crb" and tpm.find("backend").get("version") == "2.0"
+
+
+@pytest.mark.parametrize("kwargs, word", [({"name": "m1"}, "gpufleet-lab-"),
+                                          ({"disk": "/srv/a,b/nvme0.raw"}, "comma")])
+def test_bad_names_and_paths_are_refused(kwargs, word):
+    with pytest.raises(ValueError, match=word):
+        _xml(**kwargs)
+
+
+def _with_cd_first():
+    tree = ET.fromstring(_xml())
+    ET.SubElement(tree.find("devices/disk"), "boot", {"order": "1"})
+    ET.SubElement(tree.find("devices/interface"), "boot", {"order": "2"})
+    return ET.tostring(tree, encoding="unicode")
+
+
+def test_an_override_is_seen_and_cleared_from_every_device():
+    xml = _with_cd_first()
+    assert domain.boot_override(xml) == [("cdrom", "1"), ("interface", "2")]
+    cleared = domain.clear_boot_override(xml)
+    assert domain.boot_override(cleared) == []
+    # nothing else changed: the media stays inserted, as on a server
+    assert ET.fromstring(cleared).find("devices/disk").get("device") == "cdrom"
+    assert ET.fromstring(cleared).find(Q + "commandline") is not None
+
+
+def test_no_override_means_nothing_to_redefine():
+    assert domain.clear_boot_override(_xml()) is None
