@@ -80,9 +80,11 @@ class OnceWatcher:
         self._callbacks = []
         self._worker = None
         self._started = time.monotonic()
+        self._started_event = None   # libvirt's VIR_DOMAIN_EVENT_STARTED, read once in start()
 
     def start(self):
         libvirt = _libvirt()
+        self._started_event = libvirt.VIR_DOMAIN_EVENT_STARTED
         _event_loop(libvirt)
         self._conn = libvirt.open(self.uri)
         domain = self._conn.lookupByName(self.name)
@@ -109,7 +111,7 @@ class OnceWatcher:
 
     # libvirt's event thread: only queue, never call libvirt from here
     def _lifecycle(self, conn, domain, event, detail, opaque):
-        if event == _libvirt().VIR_DOMAIN_EVENT_STARTED:
+        if event == self._started_event:
             self._queue.put("started")
 
     def _reboot(self, conn, domain, opaque):

@@ -80,14 +80,15 @@ def _count_in_flight(view, action):
         view.resuming += len(action.nodes)
 
 
-def _arrived(action, tiers):
-    """A bring-up or wake to hot, for no gang, whose nodes the ledger already shows hot: its run
+def _arrived(action, nodes):
+    """A bring-up or wake to hot, for no gang, whose nodes (``nodes``: the pool's name -> NodeView)
+    the ledger already shows hot: its run
     ended (or is writing its report) and the controller has not collected it yet. Its nodes are
     hot supply now, not incoming: counted as under way, a job they can serve in seconds would get
     a cold bring-up of minutes. They still count against the concurrency limit until collected,
     and the loop starts nothing on them before that."""
     return (action.kind in BRINGUP_KINDS and action.gang_id is None and action.target_tier != WARM
-            and all(tiers.get(name) == HOT for name in action.nodes))
+            and all(name in nodes and nodes[name].tier == HOT for name in action.nodes))
 
 
 def build_views(policy, supply, index=None):
@@ -97,15 +98,15 @@ def build_views(policy, supply, index=None):
     for gang in supply.gangs:
         if gang.pool in views:
             views[gang.pool].reserved.update(m.node for m in gang.members)
-    tiers = {view.node: view.tier for view in supply.nodes}
+    pools = (NodeIndex() if index is None else index).update(supply.nodes)
     for action in supply.in_flight:
         if action.pool not in views:
             continue
-        if _arrived(action, tiers):
+        indexed = pools.get(action.pool)
+        if _arrived(action, indexed.nodes if indexed is not None else {}):
             views[action.pool].bringing.update(action.nodes)
         else:
             _count_in_flight(views[action.pool], action)
-    pools = (NodeIndex() if index is None else index).update(supply.nodes)
     for name, view in views.items():
         nodes = pools.get(name)
         if nodes is not None:

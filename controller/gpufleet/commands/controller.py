@@ -261,65 +261,10 @@ def cmd_status(args):
     facts = (world, records.open_decisions(reconciler.ledger), records.decisions(reconciler.ledger, limit=args.last),
              records.lease_holder(reconciler.ledger, now), records.node_records(reconciler.ledger))
     if args.json:
-        print(json.dumps(status_document(*facts), indent=2, sort_keys=True))
+        print(json.dumps(status.status_document(*facts), indent=2, sort_keys=True))
     else:
         print(status.render_status(*facts[:4], ledger_nodes=facts[4]))
     return 0
-
-
-def _decision(d):
-    return {"id": d["id"], "at": d["at"], "pool": d.get("pool"), "action": d["action"], "nodes": list(d["nodes"] or []),
-            "job": d.get("job"), "outcome": d.get("outcome"), "reason": d.get("reason")}
-
-
-def status_document(world, in_flight, recent, holder, ledger_nodes=()):
-    """What ``controller status`` prints, as one JSON-ready dict (the same facts, times as epoch
-    seconds or the ledger's own text, ``outcome`` None while in flight)."""
-    from gpufleet.capacity import model
-    from gpufleet.controller import records
-
-    pools = {}
-    for pool in sorted({n.pool for n in world.nodes}):
-        pending = [j for j in world.jobs if j.pool == pool and j.state == "PENDING"]
-        pools[pool] = {"tiers": {t: sum(1 for n in world.nodes if n.pool == pool and n.tier == t) for t in model.TIERS},
-                       "pending_jobs": len(pending), "pending_nodes": sum(j.nodes for j in pending)}
-    book = getattr(world, "rollout_book", None)
-    rollouts = []
-    for row in getattr(world, "rollouts", None) or []:
-        results = (book.results if book else {}).get(row["id"], {})
-        rollouts.append(dict(
-            {k: row.get(k) for k in ("id", "pool", "from_version", "to_version", "gate_profile", "phase",
-                                     "updated_at", "reason")},
-            canaries=list(row.get("canaries") or []), passed=sorted(n for n, ok in results.items() if ok),
-            failed=sorted(n for n, ok in results.items() if not ok),
-            on_new_version=len((book.moved if book else {}).get(row["id"], ())),
-            out_now=sorted(({"node": i.node, "phase": i.phase, "in_flight": bool(i.in_flight)}
-                            for i in (book.items.values() if book else ()) if i.rollout_id == row["id"]),
-                           key=lambda item: item["node"])))
-    replacements = []
-    for d in recent:
-        extra = ((d.get("demand") or {}).get("action") or {})
-        if d["action"] == "resume" and extra.get("day2"):
-            replacements.append(dict(_decision(d), replaces=extra.get("replaces"),
-                                     reservation=extra.get("reservation") or None,
-                                     reserve_nodes=list(extra.get("reserve_nodes") or [])))
-    cases = getattr(world, "cases", None) or {}
-    return {
-        "lease": {"holder": holder[0], "until": holder[1] if holder[0] else None},
-        "pools": pools,
-        "unservable": [{"job": j.job_id, "reason": why} for j, why in world.unservable],
-        "operator_drains": [{"node": o.node, "state": o.state, "reason": o.reason}
-                            for o in getattr(getattr(world, "day2", None), "operator", ())],
-        "day2_cases": [{"node": node, "phase": c.case.phase, "since": c.case.since, "in_flight": bool(c.in_flight),
-                        "last_reason": c.reasons[-1][1] if c.reasons else None} for node, c in sorted(cases.items())],
-        "rollouts": rollouts,
-        "replacements": replacements,
-        "break_fix": [{"node": n["node"], "since": n.get("updated_at"), "reason": n.get("reason")}
-                      for n in sorted(ledger_nodes, key=lambda n: n["node"])
-                      if n.get("state") == records.states.BREAK_FIX],
-        "in_flight": [{"id": d["id"], "action": d["action"], "nodes": list(d["nodes"] or [])} for d in in_flight],
-        "last_decisions": [_decision(d) for d in recent],
-    }
 
 
 def _common(parser, config=False):

@@ -4,7 +4,7 @@ from collections import Counter
 from gpufleet.capacity import model
 from gpufleet.controller import records
 
-__all__ = ["render_plan", "render_status", "rollout_lines"]
+__all__ = ["render_plan", "render_status", "rollout_lines", "status_document"]
 
 
 def _when(at):
@@ -24,11 +24,15 @@ def render_plan(plan):
     return "\n".join(lines)
 
 
+def _pool_counts(nodes, jobs):
+    """[(pool, tier Counter, pending jobs)] by pool name: what both views show per pool."""
+    return [(pool, Counter(n.tier for n in nodes if n.pool == pool),
+             [j for j in jobs if j.pool == pool and j.state == "PENDING"]) for pool in sorted({n.pool for n in nodes})]
+
+
 def _pools(nodes, jobs):
     lines = ["%-12s %s" % ("pool", "  ".join("%s" % t for t in model.TIERS)) + "  pending(jobs/nodes)"]
-    for pool in sorted({n.pool for n in nodes}):
-        tiers = Counter(n.tier for n in nodes if n.pool == pool)
-        pending = [j for j in jobs if j.pool == pool and j.state == "PENDING"]
+    for pool, tiers, pending in _pool_counts(nodes, jobs):
         lines.append("%-12s %s  %d/%d" % (pool, "  ".join("%*d" % (len(t), tiers.get(t, 0)) for t in model.TIERS),
                                           len(pending), sum(j.nodes for j in pending)))
     return lines
@@ -49,14 +53,21 @@ def _day2(world):
     return lines
 
 
+def _rollout_state(row, book):
+    """(gate results {node: passed}, nodes on the new version, its items still out) of a rollout."""
+    results = (book.results if book else {}).get(row["id"], {})
+    moved = (book.moved if book else {}).get(row["id"], frozenset())
+    items = sorted((i for i in (book.items.values() if book else ()) if i.rollout_id == row["id"]),
+                   key=lambda i: i.node)
+    return results, moved, items
+
+
 def rollout_lines(rows, book):
     """Each rollout: phase, versions, canaries, gate results and the nodes still out."""
     lines = []
     for row in rows:
-        results = (book.results if book else {}).get(row["id"], {})
-        moved = (book.moved if book else {}).get(row["id"], frozenset())
-        items = sorted(i.node + " " + i.phase + (" (in flight)" if i.in_flight else "")
-                       for i in (book.items.values() if book else ()) if i.rollout_id == row["id"])
+        results, moved, out = _rollout_state(row, book)
+        items = sorted(i.node + " " + i.phase + (" (in flight)" if i.in_flight else "") for i in out)
         profile = " gate profile %s" % row["gate_profile"] if row["gate_profile"] else ""
         lines.append("  rollout %s pool %s: %s -> %s%s, phase %s since %s (%s)" % (
             row["id"], row["pool"], row["from_version"], row["to_version"], profile, row["phase"],
@@ -69,11 +80,14 @@ def rollout_lines(rows, book):
     return lines
 
 
+def _replacement_decisions(recent):
+    return [d for d in recent if d["action"] == "resume" and ((d.get("demand") or {}).get("action") or {}).get("day2")]
+
+
 def _replacements(recent):
     """Day-2 "replace, then repair" among the decisions shown: which hot node went to which job
     in place of which failed node, and whether it is schedulable yet (or why none was)."""
-    found = [d for d in recent if d["action"] == "resume"
-             and ((d.get("demand") or {}).get("action") or {}).get("day2")]
+    found = _replacement_decisions(recent)
     lines = ["replacements (failed member of a running job -> hot node): %s" % ("none" if not found else "")]
     for d in found:
         extra = d["demand"]["action"]
@@ -87,11 +101,15 @@ def _replacements(recent):
     return lines
 
 
+def _break_fix_nodes(nodes):
+    return sorted((n for n in nodes if n.get("state") == records.states.BREAK_FIX), key=lambda n: n["node"])
+
+
 def _break_fix(nodes):
     """Nodes handed to a technician: the ledger's reason names the record file (docs/day2.md)."""
-    found = [n for n in nodes if n.get("state") == records.states.BREAK_FIX]
+    found = _break_fix_nodes(nodes)
     lines = ["break_fix (a technician's): %s" % ("none" if not found else "")]
-    for node in sorted(found, key=lambda n: n["node"]):
+    for node in found:
         lines.append("  %-20s since %s  %s" % (node["node"], _when(node.get("updated_at")), node.get("reason") or "-"))
     return lines
 
@@ -115,3 +133,48 @@ def render_status(world, in_flight, recent, holder, ledger_nodes=()):
             _when(d["at"]), d["id"], d["pool"] or "-", d["action"], ",".join(d["nodes"] or [])[:24],
             (d["outcome"] or "in flight")[:30], d["reason"]))
     return "\n".join(lines)
+
+
+def _decision(d):
+    return {"id": d["id"], "at": d["at"], "pool": d.get("pool"), "action": d["action"], "nodes": list(d["nodes"] or []),
+            "job": d.get("job"), "outcome": d.get("outcome"), "reason": d.get("reason")}
+
+
+def status_document(world, in_flight, recent, holder, ledger_nodes=()):
+    """What ``render_status`` shows, as one JSON-ready dict (``controller status --json``): the
+    same facts from the same selectors, times as epoch seconds or the ledger's own text,
+    ``outcome`` None while in flight."""
+    book = getattr(world, "rollout_book", None)
+    rollouts = []
+    for row in getattr(world, "rollouts", None) or []:
+        results, moved, out = _rollout_state(row, book)
+        rollouts.append(dict(
+            {k: row.get(k) for k in ("id", "pool", "from_version", "to_version", "gate_profile", "phase",
+                                     "updated_at", "reason")},
+            canaries=list(row.get("canaries") or []), passed=sorted(n for n, ok in results.items() if ok),
+            failed=sorted(n for n, ok in results.items() if not ok), on_new_version=len(moved),
+            out_now=[{"node": i.node, "phase": i.phase, "in_flight": bool(i.in_flight)} for i in out]))
+    replacements = []
+    for d in _replacement_decisions(recent):
+        extra = d["demand"]["action"]
+        replacements.append(dict(_decision(d), replaces=extra.get("replaces"),
+                                 reservation=extra.get("reservation") or None,
+                                 reserve_nodes=list(extra.get("reserve_nodes") or [])))
+    cases = getattr(world, "cases", None) or {}
+    return {
+        "lease": {"holder": holder[0], "until": holder[1] if holder[0] else None},
+        "pools": {pool: {"tiers": {t: tiers.get(t, 0) for t in model.TIERS}, "pending_jobs": len(pending),
+                         "pending_nodes": sum(j.nodes for j in pending)}
+                  for pool, tiers, pending in _pool_counts(world.nodes, world.jobs)},
+        "unservable": [{"job": j.job_id, "reason": why} for j, why in world.unservable],
+        "operator_drains": [{"node": o.node, "state": o.state, "reason": o.reason}
+                            for o in getattr(getattr(world, "day2", None), "operator", ())],
+        "day2_cases": [{"node": node, "phase": c.case.phase, "since": c.case.since, "in_flight": bool(c.in_flight),
+                        "last_reason": c.reasons[-1][1] if c.reasons else None} for node, c in sorted(cases.items())],
+        "rollouts": rollouts,
+        "replacements": replacements,
+        "break_fix": [{"node": n["node"], "since": n.get("updated_at"), "reason": n.get("reason")}
+                      for n in _break_fix_nodes(ledger_nodes)],
+        "in_flight": [{"id": d["id"], "action": d["action"], "nodes": list(d["nodes"] or [])} for d in in_flight],
+        "last_decisions": [_decision(d) for d in recent],
+    }

@@ -20,6 +20,7 @@ import ssl
 import threading
 import time
 
+from gpufleet.deploy.errors import DeployError
 from gpufleet.deploy.orders import canonical_uuid
 
 __all__ = ["InstallBook", "DeployService", "FINAL_STATES"]
@@ -57,7 +58,7 @@ class InstallBook:
         """-> (status, body bytes or message): the order once, 410 after, 404 unknown."""
         try:
             key = canonical_uuid(system_uuid)
-        except Exception:  # noqa: BLE001 - any malformed name is simply not an order
+        except DeployError:     # a malformed name is simply not an order
             return 404, "no such order"
         with self._lock:
             node = self._by_uuid.get(key)

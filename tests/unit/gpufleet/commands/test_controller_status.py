@@ -2,9 +2,8 @@
 import json
 
 from gpufleet.capacity.model import Job, NodeView
-from gpufleet.commands.controller import status_document
 from gpufleet.controller.loop import World
-from gpufleet.controller.status import render_status
+from gpufleet.controller.status import render_status, status_document
 from gpufleet.day2.cases import OpenCase
 from gpufleet.day2.model import OperatorDrain
 from gpufleet.day2.repair import Case
