@@ -12,7 +12,7 @@ PACKAGES=(
   libvirt-dev pkg-config python3-dev   # the venv's libvirt-python builds against them (lab/pyproject.toml)
 )
 TEST_PACKAGES=(
-  fio iperf3 rdma-core perftest swtpm tpm2-tools minisign shellcheck
+  fio iperf3 rdma-core perftest swtpm swtpm-tools tpm2-tools minisign shellcheck
   chromium
   prometheus   # promtool: the alert rules' checks and unit tests (contrib/prometheus)
   # the installer ISO (gpufleet image installer), whole-disk images and the lab's machine node
