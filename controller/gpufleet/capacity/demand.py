@@ -7,6 +7,7 @@ members is unservable: it is reported with the reason and never provisioned for.
 from dataclasses import dataclass, replace
 from typing import Dict, Tuple
 
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import states
 from gpufleet.capacity.model import Job
 
 __all__ = ["DemandMap", "map_jobs", "matches", "member_counts", "WAITING_ON_OTHER"]
@@ -42,7 +43,7 @@ def member_counts(supply):
     """Nodes per pool that could ever serve a job (decommissioned ones cannot)."""
     counts: Dict[str, int] = {}
     for node in supply.nodes:
-        if node.state != "decommissioned":
+        if node.state != states.DECOMMISSIONED:
             counts[node.pool] = counts.get(node.pool, 0) + 1
     return counts
 

@@ -5,6 +5,7 @@ with a spare of the same pool while the gang deadline allows, else roll back.
 A gang is formed by a ``reserve`` action and ended by ``admit`` or ``rollback``;
 gpufleet.capacity.gangbook.fold applies a plan's actions to the gangs in progress.
 """
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import states
 from gpufleet.capacity.emit import ago
 from gpufleet.capacity.model import COLD, HOT, IDLE, PROVISIONING, UNAVAILABLE, WARM
 
@@ -102,7 +103,7 @@ def _starting(view, kind, node):
     if kind == "bringup":
         return f"bringing up cold {node}"
     seen = view.nodes.get(node)
-    if seen is not None and seen.state == "hot":   # held, its gate expired: warm to the planner (tiers.classify)
+    if seen is not None and seen.state == states.HOT:   # held, its gate expired: warm to the planner (tiers.classify)
         return f"re-gating hot {node} (gate expired)"
     return f"waking parked {node}"
 
@@ -161,9 +162,9 @@ def _trouble(run, member, node, version=None, on_its_way=False, check_deadline=T
     sign of trouble, and one that passed its gate (ready) is minutes ahead of any spare."""
     if node is None:
         return f"{member.node} is no longer in the pool"
-    if on_its_way and node.state in ("ready", "hot"):
+    if on_its_way and node.state in (states.READY, states.HOT):
         return None
-    if node.tier == UNAVAILABLE and not (on_its_way and node.state != "failed"):
+    if node.tier == UNAVAILABLE and not (on_its_way and node.state != states.FAILED):
         return f"{member.node} is {node.state}"
     if version and node.tier in _KEEPS_IMAGE and node.image_version not in (None, version):
         return (f"{member.node} runs image {node.image_version}, the gang runs {version} "

@@ -13,6 +13,7 @@ from itertools import compress
 from operator import attrgetter, is_not
 from types import MappingProxyType
 
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import states
 from gpufleet.capacity.model import BUSY, TIERS, UNAVAILABLE, PlanInputError
 
 __all__ = ["NodeIndex", "PoolNodes", "RETRYABLE"]
@@ -24,7 +25,7 @@ _REBUILD_SHARE = 8
 
 
 def _bucket(node):
-    if node.tier == UNAVAILABLE and node.state == "failed":
+    if node.tier == UNAVAILABLE and node.state == states.FAILED:
         return RETRYABLE
     return node.tier
 
@@ -75,7 +76,7 @@ class PoolNodes:
 
     def _count(self, node, sign):
         self._tiers[node.tier] += sign
-        if node.state != "decommissioned":
+        if node.state != states.DECOMMISSIONED:
             self.members += sign
         if node.gang_id is not None:
             if sign > 0:

@@ -3,6 +3,7 @@
 Pure: the controller passes what it read and the clock. docs/capacity.md has the table.
 Unknown states are ``unavailable`` (fail closed): a node we cannot place is never admitted.
 """
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import states
 from gpufleet.capacity.model import BUSY, COLD, HOT, IDLE, PROVISIONING, UNAVAILABLE, WARM
 
 __all__ = ["classify", "gate_valid", "slurm_flags", "LEDGER_TIERS"]
@@ -10,12 +11,12 @@ __all__ = ["classify", "gate_valid", "slurm_flags", "LEDGER_TIERS"]
 # Ledger state -> tier before Slurm and the gate are looked at. "joined", "hot", "ready" and
 # "parked" are refined below.
 LEDGER_TIERS = {
-    "enrolled": COLD, "inspected": COLD, "recycling": COLD,
-    "imaging": PROVISIONING, "configuring": PROVISIONING, "validating": PROVISIONING,
-    "waking": PROVISIONING,
-    "ready": HOT, "hot": HOT, "parked": WARM, "joined": IDLE,
-    "failed": UNAVAILABLE, "break_fix": UNAVAILABLE, "draining": UNAVAILABLE,
-    "decommissioned": UNAVAILABLE,
+    states.ENROLLED: COLD, states.INSPECTED: COLD, states.RECYCLING: COLD,
+    states.IMAGING: PROVISIONING, states.CONFIGURING: PROVISIONING, states.VALIDATING: PROVISIONING,
+    states.WAKING: PROVISIONING,
+    states.READY: HOT, states.HOT: HOT, states.PARKED: WARM, states.JOINED: IDLE,
+    states.FAILED: UNAVAILABLE, states.BREAK_FIX: UNAVAILABLE, states.DRAINING: UNAVAILABLE,
+    states.DECOMMISSIONED: UNAVAILABLE,
 }
 _RUNNING = {"allocated", "alloc", "mixed", "completing"}
 # Slurm states or flags under which a joined node cannot take work.
@@ -55,7 +56,7 @@ def classify(ledger_state, slurm_state=None, *, gate_passed_at=None, gate_validi
     if tier is None:
         return UNAVAILABLE, f"ledger state {ledger_state!r} is unknown"
     flags = slurm_flags(slurm_state)
-    if ledger_state == "joined":
+    if ledger_state == states.JOINED:
         return _joined(flags, jobs)
     if tier == HOT and flags & _HOT_BROKEN:
         return UNAVAILABLE, f"{ledger_state} but Slurm says {'+'.join(sorted(flags))}"

@@ -12,6 +12,7 @@ import getpass
 import os
 from collections import Counter
 
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import states
 from gpufleet.collection import repo_path
 from gpufleet.commands import controller as controller_command
 
@@ -32,7 +33,7 @@ def _pool_versions(planning, inventory_path, ledger, pool):
     hosts = inventory.load_inventory(inventory_path)
     mine = {name for name, host in hosts.items() if planning.pool_of(host) == pool}
     return Counter(r.get("image_version") or "(none)" for r in records.node_records(ledger)
-                   if r["node"] in mine and r["state"] in ("joined", "hot"))
+                   if r["node"] in mine and r["state"] in (states.JOINED, states.HOT))
 
 
 def from_version(counts, pool, default):

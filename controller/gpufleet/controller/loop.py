@@ -14,10 +14,10 @@ from gpufleet.controller.actuator import DISTURBS_PEERS
 from gpufleet.controller.errors import ControllerError, LeaseHeld
 from gpufleet.controller.journal import Journal
 from gpufleet.controller.launch import Launcher
+from gpufleet.controller.sampling import SampleRecorder
 from gpufleet.day2 import bindings, rollout_book, rollout_stage, stage
 from gpufleet.day2.cases import NOT_STARTED, fold_cases
 from gpufleet.day2.model import DAY2_KINDS, Day2Action
-from gpufleet.view.sampling import SampleRecorder
 
 __all__ = ["Reconciler", "PassResult", "World", "action_of"]
 

@@ -14,6 +14,7 @@ import os
 import time
 import uuid
 
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import states
 from gpufleet.capacity.model import Action
 from gpufleet.controller.errors import ControllerError
 from gpufleet.controller.slurm_json import expand_hostlist
@@ -85,12 +86,12 @@ def actions_for(request, node_states, pool_of):
     for node in request["nodes"]:
         state, pool = node_states.get(node), pool_of(node) or "-"
         if kind == "resume":
-            step = {"parked": "wake", "hot": "resume", "joined": None}.get(state, "bringup")
+            step = {states.PARKED: "wake", states.HOT: "resume", states.JOINED: None}.get(state, "bringup")
             if step:
                 actions.append(Action(kind=step, pool=pool, nodes=(node,), reason=reason,
                                       target_tier=SLURM_RESUMED))
         elif kind == "suspend":
-            if state != "parked":
+            if state != states.PARKED:
                 actions.append(Action(kind="park", pool=pool, nodes=(node,), reason=reason,
                                       target_tier=SLURM_SUSPENDED))
         else:

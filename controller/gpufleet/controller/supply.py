@@ -4,6 +4,7 @@ planning.Planning.classify); this file only gathers what it needs per node.
 """
 from datetime import datetime, timezone
 
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import states
 from gpufleet.capacity import model
 
 __all__ = ["node_views", "slurm_state", "epoch", "failures_since_good"]
@@ -36,9 +37,9 @@ def failures_since_good(history):
     """The transitions to failed since the node last reached a good state (ready, hot, joined)."""
     failures = []
     for step in history:
-        if step["to_state"] == "failed":
+        if step["to_state"] == states.FAILED:
             failures.append(step)
-        elif step["to_state"] in ("ready", "hot", "joined"):
+        elif step["to_state"] in (states.READY, states.HOT, states.JOINED):
             failures = []
     return failures
 
@@ -64,10 +65,10 @@ def node_views(hosts, ledger_records, slurm_nodes, jobs, planning, now, history_
             continue
         record = by_name.get(name) or {}
         history = list(history_of(name)) if record else []
-        gate_at = max([epoch(t["at"]) for t in history if t["to_state"] == "ready"], default=None)
+        gate_at = max([epoch(t["at"]) for t in history if t["to_state"] == states.READY], default=None)
         on_node = tuple(running.get(name, ()))
         slurm = slurm_nodes.get(name)
-        state = record.get("state") or "enrolled"   # not in the ledger yet: needs the full bring-up
+        state = record.get("state") or states.ENROLLED   # not in the ledger yet: needs the full bring-up
         tier = planning.classify(pool, state, slurm_state(slurm), gate_at, now, on_node,
                                  record.get("image_version"), pool_image=(pool_images or {}).get(pool))
         since = epoch(record.get("updated_at"))

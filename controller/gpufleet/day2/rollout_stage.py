@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
 from typing import Optional, Tuple
 
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import states
 from gpufleet.capacity.model import UNAVAILABLE
 from gpufleet.day2 import budget, renewal
 from gpufleet.day2.model import Day2Action
@@ -87,8 +88,8 @@ class _Pass:
         """The first step of one node's work: drain it (in service) or recycle it (failed).
         ``revalidate``: a renewal that re-gates the drained node without a reimage."""
         view = self.views[node]
-        extra = _extra(rollout_id, role, version, gate_profile, "joined" if view.state == "joined" else "hot",
-                       revalidate)
+        back_to = states.JOINED if view.state == states.JOINED else states.HOT
+        extra = _extra(rollout_id, role, version, gate_profile, back_to, revalidate)
         kind = "drain" if view.state in IN_SERVICE else "recycle"
         self.add_step(kind, pool, node, why, extra, None)
         self.room[pool] = self.room.get(pool, 0) - 1
@@ -223,7 +224,7 @@ def _renew(work, pools_busy):
     """Renewal in pools without a rollout: idle nodes due, most overdue first, budget left."""
     views = [v for v in work.views.values() if v.state in IN_SERVICE and v.pool not in pools_busy
              and v.node not in work.held and v.node not in work.busy]
-    joined_at = {v.node: v.since for v in views if v.state == "joined"}
+    joined_at = {v.node: v.since for v in views if v.state == states.JOINED}
     policy = SimpleNamespace(pools=work.pools)
     due = [d for d in renewal.due_for_renewal(views, policy, work.now, joined_at) if d.idle]
     cands = [budget.Candidate(d.node, d.pool, d.severity, d.since) for d in due]

@@ -18,6 +18,7 @@ import re
 from dataclasses import asdict, dataclass, field, replace
 from typing import Dict, Tuple
 
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import states
 from gpufleet.capacity.model import HOT, UNAVAILABLE, WARM
 from gpufleet.capacity.tiers import gate_valid
 from gpufleet.day2 import bindings, budget, detect, peers, persistence, repair
@@ -26,7 +27,7 @@ from gpufleet.day2.model import Day2Action, OperatorDrain, Signal
 
 __all__ = ["Day2Pass", "decide", "IN_SERVICE", "REASON_PREFIX"]
 
-IN_SERVICE = ("joined", "hot")
+IN_SERVICE = (states.JOINED, states.HOT)
 # The Slurm reason day-2 drains carry: detect.OURS, so the next pass knows the node is ours.
 REASON_PREFIX = detect.OURS + "day2: "
 _NO_REASON = ("", "none", "(null)")
@@ -50,7 +51,7 @@ def _watched_rows(rows, views, cases):
         view = views.get(node)
         if view is None or view.state not in IN_SERVICE or node in cases:
             continue
-        if view.state == "hot" and (reason or "").strip().lower() in _NO_REASON:
+        if view.state == states.HOT and (reason or "").strip().lower() in _NO_REASON:
             continue    # our hold: registered drained, Slurm dropped the reason
         yield node, state, reason, reason_time
 
@@ -131,7 +132,7 @@ def _replacements(failed, jobs, views, claimed, busy, now):
     the repaired member and left the spare idle)."""
     if not failed:
         return [], set()
-    spares = [v for v in views.values() if v.state == "hot" and v.gang_id is None
+    spares = [v for v in views.values() if v.state == states.HOT and v.gang_id is None
               and v.node not in claimed and v.node not in busy]
     steps = repair.replacements(set(failed), jobs, spares + [views[n] for n in failed])
     # one reservation per job: its surviving nodes and every spare it gets now

@@ -3,13 +3,16 @@ import datetime
 import html
 import os
 
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import states
+
 __all__ = ["render_markdown", "render_html", "write_report", "STATE_COLOURS", "html_table", "when"]
 
 STATE_COLOURS = {
-    "enrolled": "#c7c7c7", "inspected": "#9ecae1", "imaging": "#6baed6", "configuring": "#4292c6",
-    "validating": "#fdae6b", "ready": "#74c476", "joined": "#238b45", "failed": "#de2d26",
-    "draining": "#fdd0a2", "recycling": "#bcbddc", "break_fix": "#756bb1", "decommissioned": "#636363",
-    "hot": "#fd8d3c", "parked": "#fdd0a2", "waking": "#fdae6b",
+    states.ENROLLED: "#c7c7c7", states.INSPECTED: "#9ecae1", states.IMAGING: "#6baed6",
+    states.CONFIGURING: "#4292c6", states.VALIDATING: "#fdae6b", states.READY: "#74c476",
+    states.JOINED: "#238b45", states.FAILED: "#de2d26", states.DRAINING: "#fdd0a2",
+    states.RECYCLING: "#bcbddc", states.BREAK_FIX: "#756bb1", states.DECOMMISSIONED: "#636363",
+    states.HOT: "#fd8d3c", states.PARKED: "#fdd0a2", states.WAKING: "#fdae6b",
 }
 
 

@@ -17,6 +17,7 @@ wake = warm (+ regate when the node's gate is stale), resume/admit = hot.
 - ``hold``, ``park``, ``rollback`` and ``break_fix`` take effect at once; a rollback releases
   every member of its gang and moves the nodes it names (possibly none) to its target tier.
 """
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import states
 from gpufleet.capacity import model
 from gpufleet.capacity.tiers import gate_valid
 
@@ -67,7 +68,7 @@ def apply(sim, action, now):
 def _retry(action, node):
     """A bring-up of a failed node below the break_fix limit: the planner retries it as cold
     (re-imaging is a bring-up), as the controller does; its pending recycle is cancelled."""
-    return action.kind == "bringup" and node.tier == model.UNAVAILABLE and node.state == "failed"
+    return action.kind == "bringup" and node.tier == model.UNAVAILABLE and node.state == states.FAILED
 
 
 def _admit_ok(sim, action, nodes):

@@ -3,6 +3,7 @@
 Stale completions (the node was re-targeted since: parked, rolled back, sent to break_fix)
 are ignored: every operation carries the node's ``op`` counter from when it started.
 """
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import states
 from gpufleet.capacity import model
 from gpufleet.simulate.scheduler import start_job
 
@@ -24,7 +25,7 @@ def complete(sim, kind, payload, now):
     if kind == "resumed":
         return sim.fleet.set_tier(node, model.IDLE, now)
     if kind == "repaired":
-        if node.state == "break_fix":
+        if node.state == states.BREAK_FIX:
             node.failures = 0
         return sim.fleet.set_tier(node, model.COLD, now)
     if kind == "expired":
@@ -33,13 +34,13 @@ def complete(sim, kind, payload, now):
 
 
 def _ready(sim, action, node, now):
-    if node.state in ("imaging", "regating") and sim.latency.gate_fails():
+    if node.state in (states.IMAGING, "regating") and sim.latency.gate_fails():
         node.failures += 1
         node.op += 1
         sim.fleet.set_tier(node, model.UNAVAILABLE, now, state="failed")
         sim.clock.at(now + sim.latency.sample("recycle"), "repaired", (None, node, node.op))
         return
-    if node.state in ("imaging", "regating"):
+    if node.state in (states.IMAGING, "regating"):
         node.failures, node.gate_passed_at = 0, now
     if action.kind == "bringup" and action.target_tier == model.WARM:
         sim.metrics.power_off(node.name, now)   # brought up, validated, then parked

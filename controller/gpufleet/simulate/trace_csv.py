@@ -13,7 +13,7 @@ import dataclasses
 import math
 
 from gpufleet.simulate.errors import TraceError
-from gpufleet.simulate.trace import MAX_GPUS, build, parse_time
+from gpufleet.simulate.trace_model import MAX_GPUS, build, parse_time
 
 __all__ = ["COLUMNS", "detect_header", "read"]
 

@@ -5,7 +5,7 @@ nothing is written: a SQLite file or a ``postgresql://`` URL. Demand = running +
 single-node (the ledger does not record job shapes).
 """
 from gpufleet.simulate.errors import TraceError
-from gpufleet.simulate.trace import build
+from gpufleet.simulate.trace_model import build
 
 __all__ = ["read"]
 

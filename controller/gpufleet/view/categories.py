@@ -6,6 +6,7 @@ Layers: L4 workload (busy), L3 scheduling (joined, but idle or refused by Slurm)
 L2 provisioning (on its way or parked by the controller), L1 capacity supply (broken or
 not enrolled). docs/fleet-view.md has the table.
 """
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import states
 from gpufleet.capacity.tiers import slurm_flags
 
 __all__ = ["CATEGORIES", "LAYER_OF", "SCHEDULABLE", "LAYERS", "LAYER_NAMES",
@@ -34,14 +35,14 @@ LAYER_OF = dict(_TABLE)
 SCHEDULABLE = ("busy", "idle")
 
 _LEDGER = {
-    "hot": "hot", "ready": "hot", "parked": "warm",
-    "enrolled": "cold", "inspected": "cold",
-    "imaging": "provisioning", "configuring": "provisioning", "validating": "provisioning",
-    "waking": "provisioning", "recycling": "provisioning",
-    "draining": "draining", "failed": "failed", "break_fix": "break_fix",
+    states.HOT: "hot", states.READY: "hot", states.PARKED: "warm",
+    states.ENROLLED: "cold", states.INSPECTED: "cold",
+    states.IMAGING: "provisioning", states.CONFIGURING: "provisioning", states.VALIDATING: "provisioning",
+    states.WAKING: "provisioning", states.RECYCLING: "provisioning",
+    states.DRAINING: "draining", states.FAILED: "failed", states.BREAK_FIX: "break_fix",
 }
 # Bring-ups under way: what a concurrency limit counts.
-IN_FLIGHT_STATES = ("imaging", "configuring", "validating", "waking", "recycling")
+IN_FLIGHT_STATES = (states.IMAGING, states.CONFIGURING, states.VALIDATING, states.WAKING, states.RECYCLING)
 # Slurm words (lower case, as gpufleet.capacity.tiers.slurm_flags reads them). Idle with a
 # harmless flag (CLOUD: the lab's nodes) is idle; anything not busy, drained or idle counts
 # as refused by Slurm (fail closed).
@@ -55,7 +56,7 @@ _DOWN = {"down", "fail", "failing", "not_responding", "powered_down", "power_dow
 def ledger_category(state):
     """Category of a node that is not joined; None for joined (ask Slurm) and decommissioned
     (no longer owned). Unknown states raise: a new ledger state must be placed here."""
-    if state in ("joined", "decommissioned"):
+    if state in (states.JOINED, states.DECOMMISSIONED):
         return None
     if state is None:
         return "not_enrolled"

@@ -2,6 +2,7 @@
 ledger's demand and decision rows (``metrics.LedgerCollector`` turns them into Prometheus
 families on every scrape). docs/fleet-view.md lists every metric.
 """
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import states
 from gpufleet.capacity.tiers import classify
 from gpufleet.view.categories import LAYER_OF, ledger_category, slurm_category
 from gpufleet.view.seam import by_node
@@ -32,15 +33,15 @@ METRICS = {
 
 def _slurm(state, samples, since):
     """Slurm's last sampled state during the current joined stretch (None: not sampled)."""
-    mine = [s for s in samples if s.at >= since] if state == "joined" else []
+    mine = [s for s in samples if s.at >= since] if state == states.JOINED else []
     return mine[-1].slurm_state if mine else None
 
 
 def _tier(pool, state, slurm, history, now):
     """The planner's own tier (gpufleet.capacity.tiers.classify), so the metric and the
     planner agree; a host not in the ledger is cold, as the controller counts it."""
-    gate_at = max([t.at for t in history if t.to_state == "ready" and t.at <= now], default=None)
-    tier, _why = classify(state or "enrolled", slurm, gate_passed_at=gate_at,
+    gate_at = max([t.at for t in history if t.to_state == states.READY and t.at <= now], default=None)
+    tier, _why = classify(state or states.ENROLLED, slurm, gate_passed_at=gate_at,
                           gate_validity=pool.gate_validity, now=now)
     return tier
 
@@ -52,10 +53,10 @@ def _node_rows(inputs):
         for node in pool.members:
             history = transitions.get(node, ())
             state, since = state_at(history, inputs.now)
-            if state == "decommissioned":
+            if state == states.DECOMMISSIONED:
                 continue
             slurm = _slurm(state, samples.get(node, ()), since or 0.0)
-            category = slurm_category(slurm) if state == "joined" else ledger_category(state)
+            category = slurm_category(slurm) if state == states.JOINED else ledger_category(state)
             yield pool, node, state, since, category, _tier(pool, state, slurm, history, inputs.now)
 
 

@@ -13,7 +13,8 @@ id (gpufleet.capacity.gang.gang_id_for).
 import os
 import shutil
 
-from gpufleet.report.model import gate_reports, parse_time
+from gpufleet.controller.supply import epoch
+from gpufleet.view.gate_files import gate_reports
 from gpufleet.view.inputs import FleetInputs, PoolSpec, Sample, Transition
 from gpufleet.view.slurm_input import read_sinfo, read_squeue
 
@@ -69,7 +70,7 @@ def run_slurm(argv, prefix=(), timeout=30):
 
 
 def ledger_transitions(ledger):
-    return tuple(Transition(h["node"], parse_time(h["at"]), h["to_state"], h["from_state"], h["why"] or "",
+    return tuple(Transition(h["node"], epoch(h["at"]), h["to_state"], h["from_state"], h["why"] or "",
                             h["gate_report_id"], h["gang_id"]) for h in ledger.history())
 
 def ledger_samples(ledger, since=None):

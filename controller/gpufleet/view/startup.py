@@ -5,10 +5,12 @@ All pure over ``inputs.Transition`` lists; the clock is passed in where it matte
 """
 import statistics
 
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import states
+
 __all__ = ["bringups", "pool_step_durations", "expected_left", "job_start_breakdown"]
 
 # A bring-up starts when a node enters one of these and ends when it is next joined.
-_STARTS = {"enrolled": "bringup", "recycling": "recycle", "waking": "wake"}
+_STARTS = {states.ENROLLED: "bringup", states.RECYCLING: "recycle", states.WAKING: "wake"}
 
 
 def bringups(transitions):
@@ -20,12 +22,12 @@ def bringups(transitions):
             current = {"kind": _STARTS[item.to_state], "start": item.at, "steps": []}
         if current is None:
             continue
-        if item.to_state == "joined":
+        if item.to_state == states.JOINED:
             current.update(joined_at=item.at, seconds=item.at - current["start"])
             out.append(current)
             current = None
             continue
-        if item.to_state in ("failed", "break_fix", "decommissioned"):
+        if item.to_state in (states.FAILED, states.BREAK_FIX, states.DECOMMISSIONED):
             current = None
             continue
         following = transitions[index + 1].at if index + 1 < len(transitions) else None
@@ -60,7 +62,7 @@ def _critical_node(job, start_time, transitions_by_node):
     best, best_at = None, float("-inf")
     for node in job.nodes_assigned:
         joins = [t.at for t in transitions_by_node.get(node, ())
-                 if t.to_state == "joined" and t.at <= start_time]
+                 if t.to_state == states.JOINED and t.at <= start_time]
         at = joins[-1] if joins else float("-inf")
         if best is None or at > best_at:
             best, best_at = node, at

@@ -1,4 +1,5 @@
 """A pool's nodes as they stand now: ledger state, since when, category (Slurm for joined)."""
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import states
 from gpufleet.view.categories import ledger_category, slurm_category
 from gpufleet.view.timeline import state_at
 
@@ -9,9 +10,9 @@ def node_now(inputs, node, transitions):
     """{node, state, since, category, slurm, slurm_reason} of one node at ``inputs.now``."""
     state, since = state_at(transitions, inputs.now)
     slurm = inputs.slurm_nodes.get(node)
-    if state == "joined":
+    if state == states.JOINED:
         category = slurm_category(slurm.states if slurm else None)
-    elif state == "decommissioned":
+    elif state == states.DECOMMISSIONED:
         category = "decommissioned"
     else:
         category = ledger_category(state)

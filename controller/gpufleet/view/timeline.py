@@ -5,6 +5,7 @@ after ``decommissioned`` it is no longer owned (no interval). While joined, Slur
 counts from the first sample taken during that joined stretch until the next sample; before
 that first sample the stretch is ``unsampled``.
 """
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import states
 from gpufleet.view.categories import ledger_category, slurm_category
 
 __all__ = ["ledger_segments", "node_intervals", "state_at"]
@@ -51,9 +52,9 @@ def node_intervals(transitions, samples, start, end):
     """
     out = []
     for state, t0, t1 in ledger_segments(transitions, start, end):
-        if state == "decommissioned":
+        if state == states.DECOMMISSIONED:
             continue
-        if state == "joined":
+        if state == states.JOINED:
             # Samples taken during the whole joined stretch count, even before ``start``.
             stretch_start = _stretch_start(transitions, t0)
             for category, a, b in _joined_intervals(samples, stretch_start, t1):
@@ -69,7 +70,7 @@ def _stretch_start(transitions, t0):
     began = t0
     for item in transitions:
         if item.at <= t0:
-            began = item.at if item.to_state == "joined" else began
+            began = item.at if item.to_state == states.JOINED else began
     return min(began, t0)
 
 

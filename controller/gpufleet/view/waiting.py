@@ -4,6 +4,7 @@ Nodes on their way (state, time in state, expected time left from the pool's mea
 durations), gate failures with the check and its measured value, the job's gang and its
 missing members, and concurrency limits reached.
 """
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import states
 from gpufleet.view.answer import duration
 from gpufleet.view.categories import IN_FLIGHT_STATES
 from gpufleet.view.startup import expected_left, pool_step_durations
@@ -12,7 +13,7 @@ from gpufleet.view.supply import gate_failures
 __all__ = ["on_their_way", "node_progress", "gate_lines", "gang_of"]
 
 _ON_THE_WAY = ("provisioning", "hot", "warm", "cold", "draining")
-_VALIDATED = ("ready", "hot", "joined")
+_VALIDATED = (states.READY, states.HOT, states.JOINED)
 
 
 def node_progress(node, durations, now):
@@ -56,8 +57,8 @@ def _gang_lines(gang, by_name):
     line = "gang %s (%s) has %d of %d members validated" % (
         gang["gang_id"], gang.get("status", "?"), len(ready), gang.get("size", len(members)))
     if missing:
-        states = ", ".join("%s %s" % (n, by_name.get(n, {}).get("state", "?")) for n in missing)
-        line += "; waiting for %s" % states
+        found = ", ".join("%s %s" % (n, by_name.get(n, {}).get("state", "?")) for n in missing)
+        line += "; waiting for %s" % found
     return [line], {"gang": gang["gang_id"], "members_ready": ready, "members_missing": missing}
 
 

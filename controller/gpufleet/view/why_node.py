@@ -1,4 +1,5 @@
 """``why NODE``: where one node stands and what keeps it from running work."""
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import states
 from gpufleet.view.answer import Answer, duration
 from gpufleet.view.seam import by_node
 from gpufleet.view.startup import pool_step_durations
@@ -24,9 +25,9 @@ def _supply(inputs, node, transitions):
     for check, measured, threshold, unit in gate_failures(inputs.gate_reports.get(node["node"])):
         evidence.append("gate check %s measured %s %s (threshold %s)" % (check, measured, unit, threshold))
     summary = {"not enrolled": "the pool owns the node but it is not enrolled in the ledger",
-               "failed": "the node failed (recycle it: playbooks/recycle.yml, or break_fix)",
-               "break_fix": "the node waits for a human repair (break_fix)",
-               "decommissioned": "the node is decommissioned"}[state]
+               states.FAILED: "the node failed (recycle it: playbooks/recycle.yml, or break_fix)",
+               states.BREAK_FIX: "the node waits for a human repair (break_fix)",
+               states.DECOMMISSIONED: "the node is decommissioned"}[state]
     return Answer(node["node"], "node", "L1", True, summary, tuple(evidence), {"state": state})
 
 
@@ -59,9 +60,9 @@ def why_node(inputs, name):
     transitions = by_node(inputs.transitions)
     mine = transitions.get(name, [])
     node = node_now(inputs, name, mine)
-    if node["state"] in ("not enrolled", "failed", "break_fix", "decommissioned"):
+    if node["state"] in ("not enrolled", states.FAILED, states.BREAK_FIX, states.DECOMMISSIONED):
         return _supply(inputs, node, mine)
-    if node["state"] == "joined":
+    if node["state"] == states.JOINED:
         return _joined(inputs, node)
     pool = inputs.pool_of(name)
     durations = pool_step_durations(transitions, pool.members if pool else (name,))

@@ -39,7 +39,7 @@ class Reader:
     def take(self, size):
         if self.pos + size > len(self.data):
             raise self.error("%s is truncated (%d bytes, needed %d more at offset %d). Send the file the tool "
-                              "wrote, unchanged." % (self.what, len(self.data), size, self.pos))
+                             "wrote, unchanged." % (self.what, len(self.data), size, self.pos))
         chunk = self.data[self.pos:self.pos + size]
         self.pos += size
         return chunk

@@ -46,4 +46,5 @@ def test_a_module_cut_off_mid_gate_is_recorded_as_a_node_that_stopped_answering(
     assert proc.returncode != 0 and state == "failed", out
     assert reason.startswith('n1 stopped answering during the acceptance gate (task "Run the acceptance gate"): '
                              "its BMC could not be read afterwards ("), reason
+    assert "did not answer POST /redfish/v1/SessionService/Sessions" in reason, reason  # the BMC was asked
     assert reason.endswith("Ansible reported: Module result deserialization failed: No start of json char found")

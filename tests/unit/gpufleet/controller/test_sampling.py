@@ -1,8 +1,8 @@
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import decisions
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger import Ledger
+from gpufleet.controller.sampling import SampleRecorder
 from gpufleet.controller.slurm_json import SlurmNode
 from gpufleet.view.categories import slurm_category
-from gpufleet.view.sampling import SampleRecorder
 
 
 def test_only_changes_are_written_and_read_back_as_seam_categories(tmp_path):
