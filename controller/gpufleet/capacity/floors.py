@@ -21,7 +21,7 @@ class PoolFloors:
     ``hold``: hold a raised forecast for ``forecast.min_on_time`` (the planner; the plain
     ``floors_at`` reads the forecast of this instant)."""
 
-    def __init__(self, pool, now, samples=(), committed=0, hold=False):
+    def __init__(self, pool, now, samples=(), committed=0, hold=False, model=None):
         self.pool, self.committed = pool, committed
         self.committed_by = None      # the planner's breakdown of ``committed`` (notes)
         self.released = 0             # nodes this pass released from the committed count
@@ -35,13 +35,13 @@ class PoolFloors:
                 if value > self.planned[tier]:
                     self.planned[tier], self.won[tier] = value, f"schedule:{schedule.name}"
         read = held_forecast if hold else forecast_nodes
-        self.wanted, self.forecast = read(pool, samples, now)
+        self.wanted, self.forecast = read(pool, samples, now, model=model)
         self.tier = pool.forecast.tier
         # parking a hot-tier node: the forecast over the node's way back (its wake), when that
         # is longer than the lead time
         self.wanted_back = self.wanted
         if hold and self.wanted is not None and pool.estimates.warm > pool.forecast.lead_time:
-            self.wanted_back, _ = read(pool, samples, now, pool.estimates.warm)
+            self.wanted_back, _ = read(pool, samples, now, pool.estimates.warm, model=model)
 
     def __getitem__(self, tier):
         return self._floor(tier)[0]

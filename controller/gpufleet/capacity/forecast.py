@@ -96,13 +96,16 @@ def _weekly(samples, settings, now, ahead, gaps):
     return peaks, befores
 
 
-def forecast_nodes(pool, samples, now, ahead=None):
+def forecast_nodes(pool, samples, now, ahead=None, model=None):
     """-> (nodes the forecast wants ready over ``ahead`` seconds (default: the lead time, at
-    least one bucket), explanation dict); (None, why) when there is no forecast."""
+    least one bucket), explanation dict); (None, why) when there is no forecast. ``model``: the
+    pool's fitted LearnedForecaster, read when ``forecast.method`` is ``learned``."""
     settings = pool.forecast
     if not settings.enabled:
         return None, {"enabled": False}
     samples = samples or ()
+    if settings.method == "learned":
+        return _learned(pool, samples, now, model)
     bucket = settings.bucket_minutes * 60.0
     ahead = max(settings.lead_time if ahead is None else ahead, bucket)
     gaps = []
@@ -136,16 +139,27 @@ def forecast_nodes(pool, samples, now, ahead=None):
     return nodes, why
 
 
+def _learned(pool, samples, now, model):
+    """The learned model's peak over its lead time (a longer ``ahead`` reads the same value)."""
+    if model is None:
+        return None, {"enabled": True, "method": "learned",
+                      "why": "no fitted learned model for this pool: no forecast floor"}
+    gpus, why = model.predict_gpus(samples, now)
+    nodes = math.ceil(gpus / pool.gpus_per_node - 1e-9)
+    return nodes, dict(why, enabled=True, forecast_gpus=round(gpus, 3), forecast_nodes=nodes,
+                       tier=pool.forecast.tier)
+
+
 def _spans(gaps):
     return [{"from": start, "to": end, "minutes": round((end - start) / 60.0, 1)}
             for start, end in sorted(set(gaps))]
 
 
-def held_forecast(pool, samples, now, ahead=None):
+def held_forecast(pool, samples, now, ahead=None, model=None):
     """The forecast in nodes held for ``forecast.min_on_time``: the highest of the forecasts at
     ``now`` and at each bucket back over the minimum on-time, so a raised floor stays up that
     long and falls only when the forecast itself has fallen. -> (nodes or None, explanation)."""
-    nodes, why = forecast_nodes(pool, samples, now, ahead)
+    nodes, why = forecast_nodes(pool, samples, now, ahead, model)
     settings = pool.forecast
     if nodes is None or settings.min_on_time <= 0:
         return nodes, why
@@ -153,7 +167,7 @@ def held_forecast(pool, samples, now, ahead=None):
     steps = int(settings.min_on_time // bucket)
     best, at = nodes, now
     for step in range(1, steps + 1):
-        earlier, _ = forecast_nodes(pool, samples, now - step * bucket, ahead)
+        earlier, _ = forecast_nodes(pool, samples, now - step * bucket, ahead, model)
         if earlier is not None and earlier > best:
             best, at = earlier, now - step * bucket
     if best > nodes:

@@ -32,16 +32,17 @@ from gpufleet.capacity.view import build_views
 __all__ = ["plan"]
 
 
-def plan(demand, supply, policy, now, history=None, index=None):
+def plan(demand, supply, policy, now, history=None, index=None, forecasters=None):
     """Decide this pass's actions. ``history``: {pool: DemandSample sequence sorted by minute}
-    for the forecast (None: no forecast input). ``index``: a NodeIndex (gpufleet.capacity.
-    node_index) the caller keeps between its passes so unchanged nodes are not sorted again;
-    the plan is the same with or without it."""
+    for the forecast (None: no forecast input). ``forecasters``: {pool: fitted LearnedForecaster}
+    for pools with ``forecast.method: learned`` (fitted outside the pass; only predicted here).
+    ``index``: a NodeIndex (gpufleet.capacity.node_index) the caller keeps between its passes
+    so unchanged nodes are not sorted again; the plan is the same with or without it."""
     views = build_views(policy, supply, index)
     mapped = map_jobs(demand, policy, supply, {name: v.members for name, v in views.items()})
     run = Pass(policy=policy, now=float(now), views=views, budget=Budget(policy, views))
     pending = _pending_by_pool(mapped, policy)
-    floors = {name: _floors(run, name, history) for name in policy.pools}
+    floors = {name: _floors(run, name, history, forecasters) for name in policy.pools}
     # A gang's job may be held on purpose while its nodes come up (the controller's way of
     # admitting it); held or not, a pending job keeps its gang.
     waiting = {job.job_id: job for job in mapped.jobs if job.state == "PENDING"}
@@ -166,11 +167,12 @@ def _singles(jobs):
     return [job for job in jobs if not job.gang]
 
 
-def _floors(run, name, history):
+def _floors(run, name, history, forecasters=None):
     view = run.views[name]
     joined = view.count(BUSY) + view.count(IDLE)
     samples = (history or {}).get(name, ())
-    floors = PoolFloors(run.policy.pools[name], run.now, samples, joined, hold=True)
+    floors = PoolFloors(run.policy.pools[name], run.now, samples, joined, hold=True,
+                        model=(forecasters or {}).get(name))
     run.notes.setdefault(name, {})["floors"] = floors.why()
     return floors
 

@@ -126,6 +126,9 @@ class Schedule(_Strict):
 class Forecast(_Strict):
     """Raise a floor from recorded demand at the same time of week over past weeks."""
     enabled: bool = Field(default=False, strict=True)
+    # seasonal: the weekly-peak quantile below; learned: gradient-boosted trees fitted outside
+    # the pass on history before the replay (gpufleet.capacity.learned)
+    method: Literal["seasonal", "learned"] = "seasonal"
     quantile: float = Field(default=0.9, strict=True, gt=0, le=1)
     lookback_weeks: int = Field(default=4, strict=True, ge=1, le=52)
     bucket_minutes: int = Field(default=15, strict=True, ge=1, le=1440)

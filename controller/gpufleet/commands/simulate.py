@@ -38,6 +38,15 @@ def _check_flags(args):
         raise SimulateError("--gpus-per-node %d: give the GPUs of one node (1 or more), or drop the option to use the "
                             "policy's." % args.gpus_per_node)
     _interval(args.interval)
+    if args.spares is not None and args.spares < 0:
+        raise SimulateError("--spares %d: give the hot spares for --failures (0 or more), or drop the option to use "
+                            "the pool's floors.hot." % args.spares)
+    if args.failures:
+        from gpufleet.simulate.failures import FailureModel
+        FailureModel(args.mtbf_gpu_hours, args.repair, args.failure_seed)
+    if args.evaluate and (args.failures or args.sweep or args.compare or args.plot):
+        raise SimulateError("--evaluate scores the forecasters without replaying; drop --failures, --sweep, "
+                            "--compare and --plot, or run them without --evaluate.")
     outputs = [(flag, path) for flag, path in (("--json-file", args.json_file), ("--plot", args.plot)) if path]
     if len(outputs) == 2 and os.path.abspath(args.json_file) == os.path.abspath(args.plot):
         raise SimulateError("--json-file and --plot both name %s. Give each its own file." % args.json_file)
@@ -128,6 +137,8 @@ def simulate(args):
     options = dict(gpus_per_node=args.gpus_per_node, pool=args.pool, initial_tier=args.initial_tier,
                    interval=_interval(args.interval), prior=prior)
     runs = _runs(args)
+    if args.evaluate:
+        return _evaluate(args, raw, trace, runs[0]), [], None
     args.nodes = nodes = _nodes(args, raw, runs)
     warnings = _warnings(runs, nodes, args.pool)
     for line in warnings:
@@ -142,6 +153,8 @@ def simulate(args):
         # each run's "intervals": the 10-minute series inline (docs/capacity.md, "Metrics")
         "runs": [{k: v for k, v in r.items() if k != "series"} for r in results],
     }
+    if args.failures:
+        document["failures"] = _failures(args, trace, runs[0], factory())
     if trace.fmt == "helios":
         document["citation"] = HELIOS_CITATION
     sweep = None
@@ -155,6 +168,54 @@ def simulate(args):
     return document, results, sweep
 
 
+def _evaluate(args, raw, trace, run):
+    """--evaluate: out-of-sample scores of each forecaster, split at --from (default: the start
+    of the trace's last third)."""
+    from gpufleet.simulate import forecasting
+    from gpufleet.simulate.policies import pool_of
+
+    name, pool_cfg = pool_of(run.policy, args.pool)
+    split = trace.times[0] if args.start is not None else forecasting.default_split(raw.times)
+    points = [(t, round((g + s) * args.scale)) for t, g, s in zip(raw.times, raw.gang_gpus, raw.small_gpus)]
+    result = forecasting.evaluate(name, pool_cfg, points, split)
+    document = {"trace": {"source": raw.source, "format": raw.fmt, "samples": len(raw), "scale": args.scale},
+                "policy": run.source, "pool": name, "evaluate": result}
+    if raw.fmt == "helios":
+        document["citation"] = HELIOS_CITATION
+    return document
+
+
+def _failures(args, trace, run, latency):
+    """--failures: goodput and replacement times with the spare pool (default: the pool's hot
+    floor), and the smallest spare pool keeping every replacement at or under 90 s."""
+    from gpufleet.simulate import failures
+    from gpufleet.simulate.policies import pool_of
+
+    _, pool_cfg = pool_of(run.policy, args.pool)
+    model = failures.FailureModel(args.mtbf_gpu_hours, args.repair, args.failure_seed)
+    spares = pool_cfg.floors.hot if args.spares is None else args.spares
+    result = failures.simulate_failures(trace, pool_cfg.gpus_per_node, latency, model, spares)
+    smallest, tried = failures.spare_sweep(trace, pool_cfg.gpus_per_node, latency, model)
+    result.update(model.describe(), spares_from="--spares" if args.spares is not None else "floors.hot",
+                  target_s=failures.TARGET_S, smallest_spares=smallest,
+                  sweep=[{"spares": n, "max_replacement_s": s} for n, s in tried])
+    return result
+
+
+def _failure_lines(result):
+    times = result["replacement_s"]
+    spread = "none" if times is None else "p50 %.1f s, p90 %.1f s, max %.1f s" % (times["p50"], times["p90"],
+                                                                                 times["max"])
+    smallest = result["smallest_spares"]
+    return ["failures: %d (per-GPU MTBF %g h, repair %g s, seed %d), %d hot spare(s)"
+            % (result["failures"], result["mtbf_gpu_hours"], result["repair_s"], result["seed"], result["spares"]),
+            "goodput: %.6f (%.2f of %.1f GPU-h stalled)" % (result["goodput"] or 0.0, result["gpu_hours_stalled"],
+                                                             result["gpu_hours_asked"]),
+            "replacement: %s" % spread,
+            "smallest spare pool with every replacement <= %g s: %s"
+            % (result["target_s"], "more than %d" % result["sweep"][-1]["spares"] if smallest is None else smallest)]
+
+
 def cmd_simulate(args):
     from gpufleet.simulate import report
 
@@ -163,8 +224,14 @@ def cmd_simulate(args):
     say = (lambda text: print(text, file=sys.stderr)) if args.json else print
     if args.json:
         print(json.dumps(document, indent=2, sort_keys=True))
+    elif args.evaluate:
+        from gpufleet.simulate.forecasting import table
+        print(table(document["evaluate"]))
     else:
         print(report.table(document["runs"]))
+        if "failures" in document:
+            print()
+            print("\n".join(_failure_lines(document["failures"])))
         if sweep:
             print()
             print(report.tradeoff_table(sweep["field"], document["tradeoff"]))
@@ -222,4 +289,16 @@ def register(parser):
                         help="print the results as JSON on stdout (instead of the tables)")
     parser.add_argument("--json-file", metavar="PATH", help="write the results as JSON here")
     parser.add_argument("--plot", help="write a PNG plot here")
+    parser.add_argument("--evaluate", action="store_true",
+                        help="score the forecasters (seasonal, learned, last value) out of sample instead of "
+                             "replaying: trained before --from (default: the trace's last third), tested after")
+    parser.add_argument("--failures", action="store_true",
+                        help="draw node failures over the replayed window: goodput, replacement times, spare sweep")
+    parser.add_argument("--spares", type=int, help="hot spares for --failures (default: the pool's floors.hot)")
+    parser.add_argument("--mtbf-gpu-hours", type=float, default=48000.0,
+                        help="per-GPU mean time between failures for --failures (default 48000)")
+    parser.add_argument("--repair", type=float, default=114.0,
+                        help="seconds to repair a failed node for --failures (default 114: the lab's day-2 "
+                             "drain, recycle, readmit)")
+    parser.add_argument("--failure-seed", type=int, default=1, help="seed of the failure draws (default 1)")
     parser.set_defaults(func=cmd_simulate)

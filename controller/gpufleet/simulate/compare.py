@@ -10,6 +10,7 @@ from gpufleet.simulate import policies
 from gpufleet.simulate.engine import Simulation
 from gpufleet.simulate.errors import SimulateError
 from gpufleet.simulate.fleet import check_nodes
+from gpufleet.simulate.forecasting import fit_pool
 from gpufleet.simulate.report import idle_cost
 
 __all__ = ["run_policy", "parse_sweep", "sweep", "tradeoff", "DEFAULT_TARGET_FRACTIONS", "MAX_SWEEP_POINTS"]
@@ -19,7 +20,7 @@ MAX_SWEEP_POINTS = 1000     # one full run each: more is a typo in START:STOP:ST
 
 
 def run_policy(trace, run, latency_factory, nodes, gpus_per_node=None, pool=None, initial_tier=model.WARM,
-               interval=None, plan=None, prior=()):
+               interval=None, plan=None, prior=(), forecasters=None):
     """Simulate one PolicyRun; returns {"name", "policy", "overrides", "pool", "metrics", "intervals", "series"}."""
     check_nodes(nodes)
     name, pool_cfg = policies.pool_of(run.policy, pool)
@@ -29,8 +30,11 @@ def run_policy(trace, run, latency_factory, nodes, gpus_per_node=None, pool=None
                             "fix the policy." % (gpus_per_node, name, gpn, run.source))
     partition = pool_cfg.match.partitions[0] if pool_cfg.match.partitions else ""
     step = run.policy.fleet.interval if interval is None else interval
+    if forecasters is None:     # forecast.method learned: fitted on the history before the window
+        forecasters = fit_pool(pool_cfg, name, prior, trace.times[0])
     sim = Simulation(trace, run.policy, latency_factory(), name, nodes, gpn, interval=step,
-                     initial_tier=initial_tier, partition=partition, plan=plan, prior=prior)
+                     initial_tier=initial_tier, partition=partition, plan=plan, prior=prior,
+                     forecasters=forecasters)
     metrics = sim.run()
     return {"name": run.name, "policy": run.source, "overrides": dict(run.overrides), "pool": name,
             "gpus_per_node": gpn, "metrics": metrics, "intervals": sim.metrics.intervals, "series": sim.metrics.series}

@@ -39,8 +39,10 @@ def default_plan():
 
 class Simulation:
     def __init__(self, trace, policy, latency, pool, nodes, gpus_per_node=8, interval=10.0,
-                 initial_tier=model.WARM, partition="", plan=None, prior=()):
+                 initial_tier=model.WARM, partition="", plan=None, prior=(), forecasters=None):
         self.trace, self.policy, self.latency = trace, policy, latency
+        # fitted learned forecasters by pool, handed to every pass (none: plan() as before)
+        self._plan_extra = {"forecasters": forecasters} if forecasters else {}
         self.pool, self.gpn, self.interval = pool, gpus_per_node, interval
         # The pool's gate_validity (s): when a hot or parked node's gate goes stale. None (no
         # policy object, as in bookkeeping tests): gates never go stale.
@@ -113,7 +115,7 @@ class Simulation:
     def step(self, now):
         """One planning pass at ``now`` with the simulator's inputs; applies and returns the Plan."""
         demand, supply, history = self.inputs()
-        result = self.plan(demand, supply, self.policy, now, history=history)
+        result = self.plan(demand, supply, self.policy, now, history=history, **self._plan_extra)
         self.plans += 1
         applied = [action for action in result.actions if actions.apply(self, action, now)]
         if self.gangs or any(action.gang_id for action in applied):
