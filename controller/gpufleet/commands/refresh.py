@@ -12,7 +12,6 @@ import getpass
 import os
 from collections import Counter
 
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import states
 from gpufleet.collection import repo_path
 from gpufleet.commands import controller as controller_command
 
@@ -30,6 +29,8 @@ def _ledger(args):
 def _pool_versions(planning, inventory_path, ledger, pool):
     """Image versions of the pool's nodes in service (ledger joined or hot)."""
     from gpufleet.controller import inventory, records
+    # imported here: `gpufleet --help` and `--version` load every command module without the collection
+    from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import states
     hosts = inventory.load_inventory(inventory_path)
     mine = {name for name, host in hosts.items() if planning.pool_of(host) == pool}
     return Counter(r.get("image_version") or "(none)" for r in records.node_records(ledger)

@@ -10,7 +10,7 @@ import sys
 import time
 
 from gpufleet.view.answer import EXIT_CODES as LAYER_EXIT_CODES
-from gpufleet.view.categories import LAYER_NAMES
+from gpufleet.view.layers import LAYER_NAMES
 
 NAME = "why"
 HELP = "say which layer keeps a job, node or pool from running (capacity, provisioning, scheduling, workload)"

@@ -2,7 +2,7 @@
 from dataclasses import dataclass, field
 from typing import Optional, Tuple
 
-from gpufleet.view.categories import LAYER_NAMES
+from gpufleet.view.layers import LAYER_NAMES
 
 __all__ = ["Answer", "EXIT_CODES", "exit_code", "render_text", "to_dict", "duration"]
 

@@ -8,12 +8,11 @@ not enrolled). docs/fleet-view.md has the table.
 """
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import states
 from gpufleet.capacity.tiers import slurm_flags
+from gpufleet.view.layers import LAYERS, LAYER_NAMES
 
 __all__ = ["CATEGORIES", "LAYER_OF", "SCHEDULABLE", "LAYERS", "LAYER_NAMES",
            "ledger_category", "slurm_category", "IN_FLIGHT_STATES"]
 
-LAYERS = ("L1", "L2", "L3", "L4")
-LAYER_NAMES = {"L1": "capacity supply", "L2": "provisioning", "L3": "scheduling", "L4": "workload"}
 
 # (category, layer), in the order the seam shows them.
 _TABLE = (
