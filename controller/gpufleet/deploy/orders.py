@@ -17,7 +17,7 @@ from gpufleet.deploy.agent import AgentConfig
 from gpufleet.deploy.errors import DeployError
 from gpufleet.deploy.hints import parse_hints
 
-__all__ = ["new_token", "canonical_uuid", "install_order", "write_order", "order_path"]
+__all__ = ["new_token", "canonical_uuid", "install_order", "write_order", "write_private", "order_path"]
 
 
 def new_token():
@@ -57,14 +57,14 @@ def order_path(folder, system_uuid):
     return os.path.join(folder, canonical_uuid(system_uuid) + ".json")
 
 
-def write_order(folder, system_uuid, order):
-    """Write ``<folder>/<uuid>.json`` atomically, mode 0600 (it holds the token). -> its path."""
-    path = order_path(folder, system_uuid)
-    os.makedirs(folder, mode=0o700, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(dir=folder, prefix=".order-", suffix=".tmp")
+def write_private(path, data):
+    """Write ``data`` (bytes) to ``path`` whole, mode 0600: a temporary file beside it, fsync'd,
+    then renamed over it, so a reader in another process sees the old file or the new one."""
+    folder = os.path.dirname(path)
+    handle, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".part")
     try:
-        with os.fdopen(handle, "w") as out:
-            json.dump(order, out, sort_keys=True)
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
             out.flush()
             os.fsync(out.fileno())
         os.chmod(tmp, 0o600)
@@ -74,3 +74,10 @@ def write_order(folder, system_uuid, order):
             os.unlink(tmp)
         raise
     return path
+
+
+def write_order(folder, system_uuid, order):
+    """Write ``<folder>/<uuid>.json`` atomically, mode 0600 (it holds the token). -> its path."""
+    path = order_path(folder, system_uuid)
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    return write_private(path, json.dumps(order, sort_keys=True).encode("utf-8"))

@@ -59,4 +59,4 @@ def test_the_order_file_is_written_whole_and_readable_only_by_its_owner(tmp_path
     assert os.path.basename(path) == UUID.lower() + ".json"
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     assert json.load(open(path)) == made
-    assert [n for n in os.listdir(tmp_path / "orders") if n.startswith(".order-")] == []   # no temp left
+    assert [n for n in os.listdir(tmp_path / "orders") if n.startswith(".")] == []   # no temp left
