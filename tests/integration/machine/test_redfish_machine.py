@@ -1,30 +1,39 @@
-"""The lab machine behind a Redfish BMC: sushy-tools' libvirt driver, driven by the project's code.
+"""The lab machine behind a Redfish BMC: sushy-tools' libvirt driver, driven by the bring-up's tasks.
 
 The machine (lab/machine/domain.py: a libvirt domain with OVMF, an NVMe disk and a CD drive)
-gets the installer ISO the way a server does: ``provision()`` inserts it as virtual media (the
-emulator downloads it over HTTPS, verifying the artifact server's CA), sets a one-time boot
-override to the CD and powers the machine on. The installer images the NVMe disk and reboots;
+gets the installer ISO the way a server does, through the task file bringup.yml images with
+(playbooks/tasks/image_media.yml) run by ansible-playbook: it reads the machine's UUID from the
+BMC, writes the node's install order with `gpufleet deploy order`, inserts the ISO as virtual
+media (the emulator downloads it over HTTPS, verifying the artifact server's CA), sets a
+one-time boot override to the CD, powers the machine on and follows `gpufleet deploy wait`.
+The installer fetches its order from `gpufleet deploy serve`'s service (by the machine's SMBIOS
+UUID, once), images the NVMe disk, reports to the service with the order's token and reboots;
 the override has been consumed (lab/machine/bmc.py ``OnceWatcher``, a lab simulation of a
 BMC's ``Once``), so the firmware follows its BootOrder to the entry the deploy agent made:
 the disk's ESP, whose stand-in boot loader (a GRUB image) prints a line and powers off.
 Software CPU (TCG): a few minutes on the CI machine.
 """
+import json
 import os
 import re
 import subprocess
+import sys
 import time
 import uuid as uuid_mod
 
 import pytest
 
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.image import signing
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish import discovery
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.boot import current_boot
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.client import RedfishClient
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.provision import provision
+from gpufleet.deploy.callbacks import DeployService, InstallBook
 from gpufleet.image import disk as disk_mod
+from gpufleet.image import installer as installer_mod
 from lab.machine.serve import free_port
-from tests.helpers import need, need_tool
-from tests.integration.machine.conftest import BOOT_LIMIT, installer_events, publish
+from tests.helpers import ROOT, need, need_tool
+from tests.integration.machine.conftest import BOOT_LIMIT, SSH_KEY, installer_events
+from tests.unit.gpufleet.deploy.disk_factory import signed_disk
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -63,12 +72,52 @@ def machine(rig):
     (root / "etc" / "gpufleet" / "image-release").write_text('VERSION="machine-test"\n')
     image_path = base / "bootable.raw"
     disk_mod.assemble_disk(str(root), str(image_path), 96, esp_files={"EFI/debian/shimx64.efi": str(loader)})
-    publish(dict(rig, image=image_path.read_bytes()), rig["key"])
-    os.link(rig["iso"], str(rig["srv"] / "installer.iso"))
+    files, _ = signed_disk(rig["srv"], image_path.read_bytes(), key=rig["key"], version="machine-test",
+                           compress=True)
     pki = ensure_pki(str(base / "pki"), [HOST_FROM_GUEST, "127.0.0.1"])
-    with RedfishMachine(str(base / "redfish-vm"), "gpufleet-lab-machine1", str(uuid_mod.uuid4()), free_port(),
-                        pki, media_ca=pki["ca.pem"]) as vm:
-        yield vm
+    # the deploy service (gpufleet deploy serve's code) and an installer that asks it for its
+    # order by the machine's SMBIOS UUID, as one ISO serves a whole rack
+    state_dir = str(base / "deploy")
+    book = InstallBook(state_dir)
+    service_log = []
+    service = DeployService(book, "127.0.0.1", free_port(), pki["server.pem"], pki["server.key"],
+                            log=service_log.append)
+    iso = os.path.join(ROOT, "build", "installer", "test-installer-orders.iso")
+    installer_mod.build_installer(
+        iso, signing.public_pem(rig["key"].public_key()), ROOT, os.path.join(ROOT, "build", "installer", "work"),
+        ca_pem=open(pki["ca.pem"], "rb").read(),
+        kernel_args=["gpufleet.config_base=https://%s:%d/orders/" % (HOST_FROM_GUEST, service.port)])
+    os.link(iso, str(rig["srv"] / "installer.iso"))
+    key_file = base / "controller.pub"
+    key_file.write_text(SSH_KEY + "\n")
+    settings = {
+        "gpufleet_installer_url": "https://127.0.0.1:%d/installer.iso" % rig["port"],
+        "gpufleet_disk_image_url": "https://%s:%d/%s" % (HOST_FROM_GUEST, rig["port"],
+                                                          next(n for n in files if n.endswith(".gz"))),
+        "gpufleet_image_version": "machine-test",
+        "gpufleet_deploy_state_dir": state_dir,
+        "gpufleet_deploy_callback_url": "https://%s:%d" % (HOST_FROM_GUEST, service.port),
+        "gpufleet_root_device": {"serial": "GPUFLEET0001"},
+        "gpufleet_seed_ssh_key_file": str(key_file),
+        "gpufleet_seed_address": "10.0.2.15/24", "gpufleet_seed_gateway": HOST_FROM_GUEST,
+        "gpufleet_install_timeout": 2 * BOOT_LIMIT,
+        "gpufleet_cli": os.path.join(os.path.dirname(sys.executable), "gpufleet"),
+    }
+    try:
+        with RedfishMachine(str(base / "redfish-vm"), "gpufleet-lab-machine1", str(uuid_mod.uuid4()), free_port(),
+                            pki, media_ca=pki["ca.pem"]) as vm:
+            yield {"vm": vm, "book": book, "settings": settings, "service_log": service_log, "state_dir": state_dir}
+    finally:
+        service.stop()
+
+
+def _inventory(vm, settings, path):
+    host = dict(settings, ansible_connection="local", gpufleet_bmc_address=vm.baseuri,
+                gpufleet_bmc_username=vm.username, gpufleet_bmc_password=vm.password,
+                gpufleet_bmc_system_id=vm.uuid, gpufleet_bmc_ca_path=vm.pki["ca.pem"])
+    path.write_text(json.dumps({"all": {"hosts": {"machine1": host}}}))
+    os.chmod(str(path), 0o600)
+    return str(path)
 
 
 def _client(vm):
@@ -85,26 +134,60 @@ def _wait(vm, done, limit):
     return vm.console_text(), round(time.monotonic() - started, 1)
 
 
-def test_redfish_virtual_media_images_the_disk_and_the_reboot_boots_it(machine, rig):  # noqa: F811
-    iso_url = "https://127.0.0.1:%d/installer.iso" % rig["port"]
-    started = time.monotonic()
-    with _client(machine) as client:
-        result = provision(client, machine.uuid, "cd", image_url=iso_url, media_type="cd",
-                           boot_enabled="once", power="on")
-    provisioned = round(time.monotonic() - started, 1)
-    assert result["media"]["changed"] and result["power"]["changed"], result
-    assert result["boot"]["applied"]["target"] == "Cd", result
-    assert "/installer.iso" in rig["server"].requests  # the emulator fetched it (TLS verified)
+def _play(inventory):
+    return subprocess.run(
+        [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", inventory,
+         os.path.join(ROOT, "tests", "integration", "machine", "playbooks", "image_media.yml")],
+        cwd=ROOT, capture_output=True, text=True, check=False, timeout=3 * BOOT_LIMIT)
 
-    console, seconds = _wait(machine, lambda text: DISK_BOOTED in text or "HALTED" in text, 2 * BOOT_LIMIT)
+
+def _power(vm):
+    with _client(vm) as client:
+        return client.get(discovery.find_system(client, vm.uuid), cached=False).get("PowerState")
+
+
+@pytest.mark.parametrize("change, named", [
+    ({"gpufleet_root_device": None}, "gpufleet_root_device must be too"),
+    ({"gpufleet_root_device": {"colour": "blue"}}, "colour"),
+], ids=["a missing setting", "an unknown root-device hint"])
+def test_a_bad_install_setting_fails_the_node_before_its_power_is_touched(machine, tmp_path, change, named):
+    vm = machine["vm"]
+    settings = {k: v for k, v in dict(machine["settings"], **change).items() if v is not None}
+    before = _power(vm)
+    play = _play(_inventory(vm, settings, tmp_path / "inventory.json"))
+    assert play.returncode != 0 and named in play.stdout, play.stdout[-3000:]
+    assert "Power the node off" not in play.stdout, play.stdout[-3000:]
+    assert _power(vm) == before == "Off"
+    assert not os.listdir(os.path.join(machine["state_dir"], "orders"))  # nothing written
+
+
+def test_the_bringup_imaging_step_images_the_machine_through_redfish_and_the_installer(machine, rig, tmp_path):
+    vm, book = machine["vm"], machine["book"]
+    inventory = _inventory(vm, machine["settings"], tmp_path / "inventory.json")
+    started = time.monotonic()
+    play = _play(inventory)
+    played = round(time.monotonic() - started, 1)
+    console, seconds = _wait(vm, lambda text: DISK_BOOTED in text or "HALTED" in text, BOOT_LIMIT)
     events = installer_events(console)
-    print("provision %.1f s, then %.1f s to the disk's boot loader" % (provisioned, seconds))
+    print("play %.1f s (power off -> imaged), then %.1f s to the disk's boot loader" % (played, seconds))
+    print(play.stdout[-4000:])
     print("\n".join(events))
-    print("\n".join("%6.1f s %s" % entry for entry in machine.watcher.log))
+    print("\n".join("%6.1f s %s" % entry for entry in vm.watcher.log))
+    assert play.returncode == 0, play.stdout[-4000:] + play.stderr[-2000:] + console[-3000:]
+    assert "/installer.iso" in rig["server"].requests  # the emulator fetched it (TLS verified)
+    # the installer took its order from the deploy service, once, and reported with its token
+    uuid = vm.uuid.lower()
+    assert any("GET /orders/%s.json" % uuid in line and " 200" in line for line in machine["service_log"]), \
+        machine["service_log"]
+    assert not os.path.exists(os.path.join(machine["state_dir"], "orders", uuid + ".json"))  # served, gone
+    assert book.outcome("machine1") == "imaged", book.events("machine1")
+    # no token in the play's output or the service's log
+    token_free = play.stdout + play.stderr + "\n".join(machine["service_log"])
+    assert "Bearer" not in token_free and '"token"' not in token_free
     assert any(re.search(r" machine1 \[\+[\d.]+s\]: imaged done ", line) for line in events), \
-        console[-3000:] + machine.emulator_log()[-2000:]
+        console[-3000:] + vm.emulator_log()[-2000:]
     assert any("rebooting into the disk" in line for line in events)
-    watched = [text for _, text in machine.watcher.log]
+    watched = [text for _, text in vm.watcher.log]
     assert any("boot override consumed" in text for text in watched), watched
     assert any("guest rebooted" in text for text in watched), watched
     # the second boot ran the disk's loader, and the installer did not run again
@@ -112,7 +195,7 @@ def test_redfish_virtual_media_images_the_disk_and_the_reboot_boots_it(machine, 
     assert DISK_BOOTED in after_reboot, console[-3000:]
     assert "gpufleet-installer" not in after_reboot, after_reboot[-3000:]
 
-    with _client(machine) as client:
-        system = client.get(discovery.find_system(client, machine.uuid), cached=False)
+    with _client(vm) as client:
+        system = client.get(discovery.find_system(client, vm.uuid), cached=False)
     # the override was used up: the BMC shows libvirt's default boot device, no longer the CD
     assert current_boot(system)["target"] == "Hdd", system.get("Boot")
