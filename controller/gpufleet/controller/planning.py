@@ -30,6 +30,16 @@ class Planning:
             self.policy = policy if policy is not None else capacity_policy.load_policy(policy_path)
         except capacity_policy.PolicyError as exc:   # the planner's error names each field and fix
             raise ControllerError(str(exc))
+        # The learned forecaster is fitted by `gpufleet simulate` only; a controller that took
+        # the setting would plan with no forecast floor at all, so the policy is refused instead.
+        learned = [name for name, pool in self.policy.pools.items()
+                   if pool.forecast.enabled and pool.forecast.method == "learned"]
+        if learned:
+            raise ControllerError(
+                "capacity policy %s refused: pools.%s.forecast.method is 'learned', which only `gpufleet "
+                "simulate` fits; the controller would have no forecast floor. Fix: set forecast.method: "
+                "seasonal for the controller (keep 'learned' in the policy you simulate with)"
+                % (policy_path or "(given)", learned[0]))
         self.path = policy_path
 
     def pool_of(self, host):
