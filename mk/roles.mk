@@ -1,5 +1,6 @@
 # Per-node roles, rack inventory and the lab's Slurm controller (docs/roles.md, docs/inventory.md).
-ROLES_MOLECULE := node_identity rdma_fabric node_labels cluster_join node_drain
+# node_labels' default scenario is cluster_join's (one converge of both, both roles' verify).
+ROLES_MOLECULE := node_identity rdma_fabric cluster_join node_drain
 ROLES_MUNGE_KEY ?= $(ROOT)/build/molecule/munge.key
 
 .PHONY: slurm-images molecule molecule-key test-roles inventory-graph $(addprefix molecule-,$(ROLES_MOLECULE))
@@ -14,7 +15,7 @@ molecule-key:
 $(addprefix molecule-,$(ROLES_MOLECULE)): molecule-%: slurm-images molecule-key collection
 	cd roles/$* && GPUFLEET_MOL_MUNGE_KEY_FILE=$(ROLES_MUNGE_KEY) ANSIBLE_PIPELINING=True molecule test
 
-molecule: slurm-images collection ## molecule test for every role (about 10 min)
+molecule: slurm-images collection ## molecule test for every role (node_labels in cluster_join's scenario)
 	$(PY) -m pytest tests/integration/roles/test_molecule.py $(PYTEST_ARGS)
 
 test-roles: venv collection ## unit + integration tests of the roles area

@@ -2,6 +2,7 @@
 helper, and the munge key of the Slurm scenarios."""
 import base64
 import os
+import re
 
 from tests.helpers import ROOT, VENV_BIN
 
@@ -31,3 +32,20 @@ def molecule_env(**extra):
     })
     env.update(extra)
     return env
+
+
+def scenario_test_count(role, scenario, root=ROOT):
+    """How many testinfra test functions the scenario's tests/ folder holds (every test_*.py file)."""
+    tests = os.path.join(root, "roles", role, "molecule", scenario, "tests")
+    count = 0
+    for name in sorted(os.listdir(tests)):
+        if name.startswith("test_") and name.endswith(".py"):
+            with open(os.path.join(tests, name), encoding="utf-8") as handle:
+                count += sum(1 for line in handle if line.startswith("def test_"))
+    return count
+
+
+def passed_count(output):
+    """The passed count of testinfra's summary line ("==== 13 passed in 9.1s ===="), or None."""
+    found = re.findall(r"=+ (\d+) passed", output)
+    return int(found[-1]) if found else None

@@ -1,5 +1,5 @@
 """gres.conf for a 1-GPU SKU; the handler restarted slurmd through systemd after writing it."""
-testinfra_hosts = ["gpufleet-sysd-labels-node"]
+testinfra_hosts = ["gpufleet-sysd-join-node"]
 GRES_LINE = "NodeName=node01 Name=gpu Type=h100 File=/dev/nvidia0"
 
 

@@ -2,7 +2,7 @@
 the node's gres.conf names its 2 GPUs in a form slurmd accepts and the controller serves."""
 import json
 
-testinfra_hosts = ["gpufleet-mol-labels-node"]
+testinfra_hosts = ["gpufleet-mol-join-node"]
 WANTED = "emulated,image_2026.06.2,lab,rack_r1,sku_lab"
 GRES_LINE = "NodeName=node01 Name=gpu Type=h100 File=/dev/nvidia[0-1]"
 
