@@ -3,7 +3,7 @@
 # (lab/controller_demo.py; each step is also a test in tests/integration/controller).
 # demo-lab is the playbook-driven gang of 8 without a controller (tests/integration/lab).
 DEMO_TARGET := demo-controller
-.PHONY: lab-up lab-down lab-purge lab-status lab-image demo-lab demo-controller test-controller-lab test-controller-lab-all
+.PHONY: lab-up lab-down lab-purge lab-status lab-image demo-lab demo-machine demo-controller test-controller-lab test-controller-lab-all
 
 GPUFLEET := $(VENV)/bin/gpufleet
 ifndef LAB_GANG_ID
@@ -32,6 +32,9 @@ demo-controller: lab-image ## on a fresh, all-cold lab: the capacity controller 
 	$(GPUFLEET) lab publish --version lab
 	$(VENV)/bin/python -m lab.controller_demo | tee build/lab/controller-demo.json
 	$(GPUFLEET) controller status --lab --policy lab/config/capacity.yml
+
+demo-machine: venv collection ## image the lab's UEFI virtual machine through its Redfish BMC with bring-up's imaging step: installer ISO as virtual media, deploy service, NVMe written, disk boots (needs scripts/bootstrap-host.sh's packages and libvirtd; a few minutes on a software CPU)
+	$(PY) -m lab.machine.demo
 
 demo-lab: lab-image ## on a fresh lab: gang-provision all 8 nodes (playbooks, no controller), run srun -N8 hostname, print the report
 	$(GPUFLEET) lab down --purge

@@ -13,32 +13,22 @@ BMC's ``Once``), so the firmware follows its BootOrder to the entry the deploy a
 the disk's ESP, whose stand-in boot loader (a GRUB image) prints a line and powers off.
 Software CPU (TCG): a few minutes on the CI machine.
 """
-import json
 import os
 import re
 import subprocess
 import sys
 import time
-import uuid as uuid_mod
 
 import pytest
 
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.image import signing
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish import discovery
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.boot import current_boot
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.client import RedfishClient
-from gpufleet.deploy.callbacks import DeployService, InstallBook
-from gpufleet.image import disk as disk_mod
-from gpufleet.image import installer as installer_mod
-from lab.machine.serve import free_port
 from tests.helpers import ROOT, need, need_tool
+from lab.machine.rig import DISK_BOOTED
 from tests.integration.machine.conftest import BOOT_LIMIT, SSH_KEY, installer_events
-from tests.unit.gpufleet.deploy.disk_factory import signed_disk
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
-
-DISK_BOOTED = "gpufleet-lab-disk: booted from the NVMe disk"
-GRUB_CFG = 'echo "%s"\nsleep 1\nhalt\n' % DISK_BOOTED
 
 
 def _libvirtd_ready():
@@ -54,70 +44,21 @@ def _libvirtd_ready():
 
 
 @pytest.fixture(scope="module")
-def machine(rig):
+def machine(rig):  # after the session rig: its checks name any missing host tool
     need_tool("grub-mkstandalone")
     need(_libvirtd_ready(), "libvirtd is not running or libvirt-python is missing (start: virtlogd -d; libvirtd -d)")
-    from lab.bmc.pki import ensure_pki
-    from lab.machine.bmc import RedfishMachine
-    from lab.machine.qemu import HOST_FROM_GUEST
-    base = rig["base"]
-    # a stand-in boot loader on the image's ESP, where the deploy agent's boot entry points
-    cfg = base / "disk-grub.cfg"
-    cfg.write_text(GRUB_CFG)
-    loader = base / "shimx64.efi"
-    subprocess.run(["grub-mkstandalone", "-O", "x86_64-efi", "-o", str(loader), "--modules=echo sleep halt",
-                    "boot/grub/grub.cfg=%s" % cfg], check=True, capture_output=True)
-    root = base / "disk-root"
-    (root / "etc" / "gpufleet").mkdir(parents=True)
-    (root / "etc" / "gpufleet" / "image-release").write_text('VERSION="machine-test"\n')
-    image_path = base / "bootable.raw"
-    disk_mod.assemble_disk(str(root), str(image_path), 96, esp_files={"EFI/debian/shimx64.efi": str(loader)})
-    files, _ = signed_disk(rig["srv"], image_path.read_bytes(), key=rig["key"], version="machine-test",
-                           compress=True)
-    pki = ensure_pki(str(base / "pki"), [HOST_FROM_GUEST, "127.0.0.1"])
-    # the deploy service (gpufleet deploy serve's code) and an installer that asks it for its
-    # order by the machine's SMBIOS UUID, as one ISO serves a whole rack
-    state_dir = str(base / "deploy")
-    book = InstallBook(state_dir)
-    service_log = []
-    service = DeployService(book, "127.0.0.1", free_port(), pki["server.pem"], pki["server.key"],
-                            log=service_log.append)
-    iso = os.path.join(ROOT, "build", "installer", "test-installer-orders.iso")
-    installer_mod.build_installer(
-        iso, signing.public_pem(rig["key"].public_key()), ROOT, os.path.join(ROOT, "build", "installer", "work"),
-        ca_pem=open(pki["ca.pem"], "rb").read(),
-        kernel_args=["gpufleet.config_base=https://%s:%d/orders/" % (HOST_FROM_GUEST, service.port)])
-    os.link(iso, str(rig["srv"] / "installer.iso"))
-    key_file = base / "controller.pub"
-    key_file.write_text(SSH_KEY + "\n")
-    settings = {
-        "gpufleet_installer_url": "https://127.0.0.1:%d/installer.iso" % rig["port"],
-        "gpufleet_disk_image_url": "https://%s:%d/%s" % (HOST_FROM_GUEST, rig["port"],
-                                                          next(n for n in files if n.endswith(".gz"))),
-        "gpufleet_image_version": "machine-test",
-        "gpufleet_deploy_state_dir": state_dir,
-        "gpufleet_deploy_callback_url": "https://%s:%d" % (HOST_FROM_GUEST, service.port),
-        "gpufleet_root_device": {"serial": "GPUFLEET0001"},
-        "gpufleet_seed_ssh_key_file": str(key_file),
-        "gpufleet_seed_address": "10.0.2.15/24", "gpufleet_seed_gateway": HOST_FROM_GUEST,
-        "gpufleet_install_timeout": 2 * BOOT_LIMIT,
-        "gpufleet_cli": os.path.join(os.path.dirname(sys.executable), "gpufleet"),
-    }
-    try:
-        with RedfishMachine(str(base / "redfish-vm"), "gpufleet-lab-machine1", str(uuid_mod.uuid4()), free_port(),
-                            pki, media_ca=pki["ca.pem"]) as vm:
-            yield {"vm": vm, "book": book, "settings": settings, "service_log": service_log, "state_dir": state_dir}
-    finally:
-        service.stop()
+    from lab.machine.rig import MachineRig
+    base = rig["base"] / "redfish"
+    base.mkdir()
+    with MachineRig(str(base), ROOT, SSH_KEY) as machine_rig:
+        settings = dict(machine_rig.settings(install_timeout=2 * BOOT_LIMIT),
+                        gpufleet_cli=os.path.join(os.path.dirname(sys.executable), "gpufleet"))
+        yield {"rig": machine_rig, "vm": machine_rig.vm, "book": machine_rig.book, "settings": settings,
+               "service_log": machine_rig.service_log, "state_dir": machine_rig.state_dir}
 
 
-def _inventory(vm, settings, path):
-    host = dict(settings, ansible_connection="local", gpufleet_bmc_address=vm.baseuri,
-                gpufleet_bmc_username=vm.username, gpufleet_bmc_password=vm.password,
-                gpufleet_bmc_system_id=vm.uuid, gpufleet_bmc_ca_path=vm.pki["ca.pem"])
-    path.write_text(json.dumps({"all": {"hosts": {"machine1": host}}}))
-    os.chmod(str(path), 0o600)
-    return str(path)
+def _inventory(machine, settings, path):
+    return machine["rig"].inventory(str(path), settings)
 
 
 def _client(vm):
@@ -137,7 +78,7 @@ def _wait(vm, done, limit):
 def _play(inventory):
     return subprocess.run(
         [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", inventory,
-         os.path.join(ROOT, "tests", "integration", "machine", "playbooks", "image_media.yml")],
+         os.path.join(ROOT, "lab", "playbooks", "machine_image.yml")],
         cwd=ROOT, capture_output=True, text=True, check=False, timeout=3 * BOOT_LIMIT)
 
 
@@ -154,16 +95,16 @@ def test_a_bad_install_setting_fails_the_node_before_its_power_is_touched(machin
     vm = machine["vm"]
     settings = {k: v for k, v in dict(machine["settings"], **change).items() if v is not None}
     before = _power(vm)
-    play = _play(_inventory(vm, settings, tmp_path / "inventory.json"))
+    play = _play(_inventory(machine, settings, tmp_path / "inventory.json"))
     assert play.returncode != 0 and named in play.stdout, play.stdout[-3000:]
     assert "Power the node off" not in play.stdout, play.stdout[-3000:]
     assert _power(vm) == before == "Off"
     assert not os.listdir(os.path.join(machine["state_dir"], "orders"))  # nothing written
 
 
-def test_the_bringup_imaging_step_images_the_machine_through_redfish_and_the_installer(machine, rig, tmp_path):
+def test_the_bringup_imaging_step_images_the_machine_through_redfish_and_the_installer(machine, tmp_path):
     vm, book = machine["vm"], machine["book"]
-    inventory = _inventory(vm, machine["settings"], tmp_path / "inventory.json")
+    inventory = _inventory(machine, machine["settings"], tmp_path / "inventory.json")
     started = time.monotonic()
     play = _play(inventory)
     played = round(time.monotonic() - started, 1)
@@ -174,7 +115,7 @@ def test_the_bringup_imaging_step_images_the_machine_through_redfish_and_the_ins
     print("\n".join(events))
     print("\n".join("%6.1f s %s" % entry for entry in vm.watcher.log))
     assert play.returncode == 0, play.stdout[-4000:] + play.stderr[-2000:] + console[-3000:]
-    assert "/installer.iso" in rig["server"].requests  # the emulator fetched it (TLS verified)
+    assert "/installer.iso" in machine["rig"].server.requests  # the emulator fetched it (TLS verified)
     # the installer took its order from the deploy service, once, and reported with its token
     uuid = vm.uuid.lower()
     assert any("GET /orders/%s.json" % uuid in line and " 200" in line for line in machine["service_log"]), \

@@ -1,0 +1,150 @@
+"""The lab machine's imaging rig: what bring-up's imaging step needs around one virtual machine.
+
+On this host, for the task file bringup.yml images with (playbooks/tasks/image_media.yml):
+- a stand-in whole-disk image whose ESP holds a tiny GRUB that prints one line and powers off
+  (a LAB SIMULATION of a golden image's boot loader: it proves the firmware booted the disk
+  through the agent's boot entry, without a 2 GiB root that a software CPU writes for minutes),
+  signed like a real disk image (manifest + signature, the site's image key);
+- an HTTPS artifact server (the installer ISO for the BMC, the disk image for the installer);
+- the deploy service (`gpufleet deploy serve`'s code) and an installer ISO that asks it for its
+  order by the machine's SMBIOS UUID;
+- the machine behind its Redfish BMC (lab/machine/bmc.py).
+``settings()`` are the inventory variables a real rack would set for the installer path.
+Used by `make demo-machine` (lab/machine/demo.py) and tests/integration/machine.
+"""
+import gzip
+import hashlib
+import json
+import os
+import subprocess
+import uuid as uuid_mod
+
+import gpufleet  # noqa: F401  (installs the collection loader)
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.image import signing
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.image.manifest import SCHEMA, canonical_json
+from gpufleet.deploy.callbacks import DeployService, InstallBook
+from gpufleet.image import disk as disk_mod
+from gpufleet.image import installer as installer_mod
+from lab.bmc.pki import ensure_pki
+from lab.machine.qemu import HOST_FROM_GUEST
+from lab.machine.serve import ArtifactServer, free_port
+
+__all__ = ["DISK_BOOTED", "stand_in_disk", "sign_disk", "MachineRig"]
+
+DISK_BOOTED = "gpufleet-lab-disk: booted from the NVMe disk"
+VERSION = "machine-lab"
+ROOT_SERIAL = "GPUFLEET0001"   # the NVMe serial lab/machine/domain.py gives the machine's disk
+
+
+def stand_in_disk(folder, size_mib=96):
+    """A GPT disk image (ESP, seed, ext4 root) whose boot loader prints DISK_BOOTED. -> its path."""
+    cfg = os.path.join(folder, "disk-grub.cfg")
+    with open(cfg, "w") as handle:
+        handle.write('echo "%s"\nsleep 1\nhalt\n' % DISK_BOOTED)
+    loader = os.path.join(folder, "shimx64.efi")
+    subprocess.run(["grub-mkstandalone", "-O", "x86_64-efi", "-o", loader, "--modules=echo sleep halt",
+                    "boot/grub/grub.cfg=%s" % cfg], check=True, capture_output=True)
+    root = os.path.join(folder, "disk-root")
+    os.makedirs(os.path.join(root, "etc", "gpufleet"), exist_ok=True)
+    with open(os.path.join(root, "etc", "gpufleet", "image-release"), "w") as handle:
+        handle.write('VERSION="%s"\n' % VERSION)
+    path = os.path.join(folder, "stand-in.disk.raw")
+    disk_mod.assemble_disk(root, path, size_mib, esp_files={"EFI/debian/shimx64.efi": loader})
+    return path
+
+
+def sign_disk(folder, raw_path, key, version=VERSION):
+    """Gzip the raw disk into ``folder`` with manifest.json + .sig signed by ``key``. -> artifact name."""
+    with open(raw_path, "rb") as handle:
+        image = handle.read()
+    data = gzip.compress(image, mtime=0)
+    name = "%s.disk.raw.gz" % version
+    manifest = {
+        "schema": SCHEMA, "version": version, "build_id": "lab-stand-in", "pins_sha256": "0" * 64,
+        "artifact": {"name": name, "sha256": hashlib.sha256(data).hexdigest(), "size": len(data),
+                     "disk_bytes": len(image)},
+        "signer": {"key_id": signing.key_id(key.public_key()), "algorithm": "ed25519"},
+        "release": {"VERSION": version}, "packages": [],
+    }
+    body = canonical_json(manifest)
+    for fname, content in ((name, data), ("manifest.json", body), ("manifest.json.sig", signing.sign(key, body))):
+        with open(os.path.join(folder, fname), "wb") as handle:
+            handle.write(content)
+    return name
+
+
+class MachineRig:
+    """Start with ``with MachineRig(base, collection_root, ssh_key) as rig``; everything stops on exit."""
+
+    def __init__(self, base, collection_root, ssh_public_key, domain="gpufleet-lab-machine1", log=print):
+        self.base, self.root, self.ssh_key, self.domain, self.log = base, collection_root, ssh_public_key, domain, log
+        self.served = os.path.join(base, "srv")
+        self.state_dir = os.path.join(base, "deploy")
+        self.service_log = []
+        self.server = self.service = self.vm = None
+
+    def __enter__(self):
+        from lab.machine.bmc import RedfishMachine   # libvirt-python: only where a machine runs
+        os.makedirs(self.served, exist_ok=True)
+        try:
+            key = signing.generate_key("ed25519")
+            self.log("disk: a stand-in whole-disk image, signed with a fresh image key")
+            self.artifact = sign_disk(self.served, stand_in_disk(self.base), key)
+            self.pki = ensure_pki(os.path.join(self.base, "pki"), [HOST_FROM_GUEST, "127.0.0.1"])
+            self.port = free_port()
+            self.server = ArtifactServer(self.served, self.port, self.pki["server.pem"], self.pki["server.key"])
+            self.book = InstallBook(self.state_dir)
+            self.service = DeployService(self.book, "127.0.0.1", free_port(), self.pki["server.pem"],
+                                         self.pki["server.key"], log=self.service_log.append)
+            iso = os.path.join(self.root, "build", "installer", "lab-machine-installer.iso")
+            self.log("installer: building %s (the ramdisk's root is cached under build/installer/work)" % iso)
+            installer_mod.build_installer(
+                iso, signing.public_pem(key.public_key()), self.root,
+                os.path.join(self.root, "build", "installer", "work"), ca_pem=open(self.pki["ca.pem"], "rb").read(),
+                kernel_args=["gpufleet.config_base=https://%s:%d/orders/" % (HOST_FROM_GUEST, self.service.port)],
+                log=self.log)
+            target = os.path.join(self.served, "installer.iso")
+            if os.path.exists(target):
+                os.unlink(target)
+            os.link(iso, target)
+            self.key_file = os.path.join(self.base, "controller.pub")
+            with open(self.key_file, "w") as handle:
+                handle.write(self.ssh_key + "\n")
+            self.log("machine: %s behind a Redfish BMC (sushy-tools' libvirt driver)" % self.domain)
+            self.vm = RedfishMachine(os.path.join(self.base, "redfish-vm"), self.domain, str(uuid_mod.uuid4()),
+                                     free_port(), self.pki, media_ca=self.pki["ca.pem"]).__enter__()
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        if self.vm is not None:
+            self.vm.__exit__(*exc)
+        for part in (self.service, self.server):
+            if part is not None:
+                part.stop()
+
+    def settings(self, install_timeout=1800):
+        """The installer path's inventory variables (docs/deploy.md, "Bring-up with the installer")."""
+        return {
+            "gpufleet_installer_url": "https://127.0.0.1:%d/installer.iso" % self.port,
+            "gpufleet_disk_image_url": "https://%s:%d/%s" % (HOST_FROM_GUEST, self.port, self.artifact),
+            "gpufleet_image_version": VERSION,
+            "gpufleet_deploy_state_dir": self.state_dir,
+            "gpufleet_deploy_callback_url": "https://%s:%d" % (HOST_FROM_GUEST, self.service.port),
+            "gpufleet_root_device": {"serial": ROOT_SERIAL},
+            "gpufleet_seed_ssh_key_file": self.key_file,
+            "gpufleet_seed_address": "10.0.2.15/24", "gpufleet_seed_gateway": HOST_FROM_GUEST,
+            "gpufleet_install_timeout": install_timeout,
+        }
+
+    def inventory(self, path, settings, node="machine1"):
+        """Write a one-host inventory (0600: it holds the BMC password) for ``settings``. -> path."""
+        host = dict(settings, ansible_connection="local", gpufleet_bmc_address=self.vm.baseuri,
+                    gpufleet_bmc_username=self.vm.username, gpufleet_bmc_password=self.vm.password,
+                    gpufleet_bmc_system_id=self.vm.uuid, gpufleet_bmc_ca_path=self.pki["ca.pem"])
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            json.dump({"all": {"hosts": {node: host}}}, handle)
+        return path
