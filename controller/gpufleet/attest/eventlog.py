@@ -1,5 +1,3 @@
-# -*- coding: utf-8 -*-
-# Private to the gpufleet.baremetal collection; not a public API.
 """Event-log replay: recompute PCRs from ``tpm2_eventlog`` output and hold them to a verified quote.
 
 A quote proves the final PCR values; the event log says which measurements produced them.
@@ -9,13 +7,9 @@ quote. Compared with a reference log of the same image, the first event whose di
 names what changed. A log that starts PCR 0 at another locality (StartupLocality) does not
 replay from zero and is refused, not guessed.
 """
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import hashlib
 
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.attest.errors import QuoteError
+from gpufleet.attest.errors import QuoteError
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.strict_yaml import StrictYamlError, loads
 
 __all__ = ["check_event_log", "first_difference", "parse_event_log", "replay"]

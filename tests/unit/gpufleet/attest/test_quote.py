@@ -4,8 +4,8 @@ import re
 
 import pytest
 
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.attest import enroll, quote
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.attest.errors import QuoteError
+from gpufleet.attest import enroll, quote
+from gpufleet.attest.errors import QuoteError
 
 NODE = "gpu-101"
 

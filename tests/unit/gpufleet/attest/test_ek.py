@@ -7,8 +7,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import NameOID
 
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.attest import ek
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.attest.errors import EkCertError
+from gpufleet.attest import ek
+from gpufleet.attest.errors import EkCertError
 
 NOW = datetime.datetime(2026, 6, 1, tzinfo=datetime.timezone.utc)
 DAY = datetime.timedelta(days=1)

@@ -1,5 +1,3 @@
-# -*- coding: utf-8 -*-
-# Private to the gpufleet.baremetal collection; not a public API.
 """Enrollment: bind a node's attestation key (AK) to its TPM's certified endorsement key (EK).
 
 Controller side of credential activation: the controller encrypts a random secret to the EK
@@ -12,10 +10,6 @@ The store keeps one JSON file per node, ``<dir>/<node>.json`` (ak_pem, ak_name, 
 enrolled_at), written atomically with mode 0600. A node whose EK certificate fingerprint changed
 is refused until a person removes its enrollment file and enrolls it again.
 """
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import datetime
 import hmac
 import json
@@ -25,11 +19,11 @@ import shutil
 import subprocess
 import tempfile
 
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.attest._crypto import rsa, serialization
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.attest.ek import verify_ek_certificate
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.attest.errors import AttestError, EnrollmentError
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.attest.jsonfile import write_json_atomic
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.attest.tpm_public import (
+from gpufleet.attest._crypto import rsa, serialization
+from gpufleet.attest.ek import verify_ek_certificate
+from gpufleet.attest.errors import AttestError, EnrollmentError
+from gpufleet.attest.jsonfile import write_json_atomic
+from gpufleet.attest.tpm_public import (
     check_ak_attributes, parse_public)
 
 __all__ = ["ENROLL", "KEEP", "SECRET_BYTES", "EnrollmentStore", "check_activated", "enroll_node",

@@ -1,10 +1,4 @@
-# -*- coding: utf-8 -*-
-# Private to the gpufleet.baremetal collection; not a public API.
 """Errors of the attestation package: EK certificates, enrollment, quotes, PCR references."""
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.errors import GpufleetError
 
 __all__ = ["AttestError", "EkCertError", "EnrollmentError", "PcrReferenceError", "QuoteError"]

@@ -1,5 +1,3 @@
-# -*- coding: utf-8 -*-
-# Private to the gpufleet.baremetal collection; not a public API.
 """Endorsement key (EK) certificates: parse, check the chain against a CA bundle, fingerprint.
 
 The EK certificate is what ties a TPM to its manufacturer: the TPM vendor (or, for swtpm,
@@ -11,16 +9,12 @@ certificate in the bundle; every certificate on it must be inside its validity p
 issuer must be a CA. Any failure raises EkCertError with the reason; nothing is returned for a
 certificate that did not verify.
 """
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import datetime
 import hashlib
 
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.attest._crypto import (
+from gpufleet.attest._crypto import (
     InvalidSignature, ec, rsa, serialization, x509)
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.attest.errors import EkCertError
+from gpufleet.attest.errors import EkCertError
 
 __all__ = ["EK_CERT_OID", "TPM_MANUFACTURER_OID", "load_certificate", "load_bundle", "verify_ek_certificate"]
 

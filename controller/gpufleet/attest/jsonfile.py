@@ -1,10 +1,4 @@
-# -*- coding: utf-8 -*-
-# Private to the gpufleet.baremetal collection; not a public API.
 """Small JSON state files of the attestation package, written atomically and readable by their owner only."""
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import json
 import os
 import tempfile

@@ -1,20 +1,14 @@
-# -*- coding: utf-8 -*-
-# Private to the gpufleet.baremetal collection; not a public API.
 """TPM 2.0 wire structures the controller reads: TPM2B_PUBLIC (an AK), its name, TPMT_SIGNATURE.
 
 Parsed here rather than through tpm2-tools so the controller computes the AK's name itself
 (the name credential activation binds to) and derives the AK's PEM from the same bytes: a node
 cannot pair one key's name with another key's PEM.
 """
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import hashlib
 import struct
 
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.attest._crypto import ec, rsa
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.attest.errors import AttestError
+from gpufleet.attest._crypto import ec, rsa
+from gpufleet.attest.errors import AttestError
 
 __all__ = ["HASHES", "Reader", "check_ak_attributes", "parse_public", "parse_signature"]
 

@@ -5,11 +5,11 @@ import struct
 
 import pytest
 
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.attest import eventlog, quote
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.attest.errors import QuoteError
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.attest._crypto import serialization
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.attest.tpm_public import parse_public
-from tests.unit.plugins.module_utils.attest.swtpm_support import SoftTpm, require_tools, run
+from gpufleet.attest import eventlog, quote
+from gpufleet.attest.errors import QuoteError
+from gpufleet.attest._crypto import serialization
+from gpufleet.attest.tpm_public import parse_public
+from tests.unit.gpufleet.attest.swtpm_support import SoftTpm, require_tools, run
 
 EV_NO_ACTION, EV_IPL = 0x03, 0x0D
 BOOT = [(8, b"grub.cfg: menuentry gpufleet"), (9, b"/boot/vmlinuz-6.1"), (8, b"linux root=/dev/nvme0n1p2")]

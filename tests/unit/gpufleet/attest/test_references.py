@@ -3,8 +3,8 @@ import json
 
 import pytest
 
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.attest import references
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.attest.errors import PcrReferenceError
+from gpufleet.attest import references
+from gpufleet.attest.errors import PcrReferenceError
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.image import signing
 
 PCRS = {"sha256": {"0": "11" * 32, "7": "22" * 32}}

@@ -1,14 +1,8 @@
-# -*- coding: utf-8 -*-
-# Private to the gpufleet.baremetal collection; not a public API.
 """The attestation package's one guarded import of ``cryptography``.
 
 Ansible imports module_utils without third-party libraries in its sanity checks; a caller
 that needs these names checks HAS_CRYPTOGRAPHY and reports it with missing_required_lib.
 """
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 try:
     from cryptography import x509
     from cryptography.exceptions import InvalidSignature

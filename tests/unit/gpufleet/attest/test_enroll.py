@@ -6,9 +6,9 @@ import subprocess
 
 import pytest
 
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.attest import enroll
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.attest.errors import EkCertError, EnrollmentError
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.attest.tpm_public import parse_public
+from gpufleet.attest import enroll
+from gpufleet.attest.errors import EkCertError, EnrollmentError
+from gpufleet.attest.tpm_public import parse_public
 
 
 def _enroll(store, node, tpm, ca, folder, activate_tpm=None, algorithm="ecc"):
@@ -87,7 +87,7 @@ def test_makecredential_call_is_offline_and_binds_the_name():
 
 
 def test_makecredential_failure_is_an_enrollment_error(node_tpm, vendor_ca):
-    from ansible_collections.gpufleet.baremetal.plugins.module_utils.attest.ek import verify_ek_certificate
+    from gpufleet.attest.ek import verify_ek_certificate
     key = verify_ek_certificate(node_tpm.ek_certificate(), vendor_ca.bundle)["public_key"]
 
     def failing(argv, **kwargs):

@@ -1,7 +1,7 @@
 """Software TPMs shared by the attestation tests (one per role, manufactured once per session)."""
 import pytest
 
-from tests.unit.plugins.module_utils.attest.swtpm_support import LocalCa, SoftTpm, require_tools
+from tests.unit.gpufleet.attest.swtpm_support import LocalCa, SoftTpm, require_tools
 
 
 @pytest.fixture(scope="session")

@@ -1,5 +1,3 @@
-# -*- coding: utf-8 -*-
-# Private to the gpufleet.baremetal collection; not a public API.
 """Controller-side verification of a TPM quote against the node's enrolled AK and reference PCRs.
 
 The node runs ``tpm2_quote -c ak.ctx -l sha256:0,1,... -q NONCE -m quote.msg -s quote.sig
@@ -12,10 +10,6 @@ Order (fail closed at the first failure, except PCRs, which are all named):
 signature by the enrolled AK -> nonce issued by the controller for this node and unused ->
 the sent PCR values hash to the signed PCR digest -> every reference PCR quoted and equal.
 """
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import binascii
 import hashlib
 import hmac
@@ -23,11 +17,11 @@ import json
 import os
 import time
 
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.attest._crypto import (
+from gpufleet.attest._crypto import (
     InvalidSignature, ec, encode_dss_signature, hashes, padding, rsa, serialization)
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.attest.errors import AttestError, QuoteError
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.attest.jsonfile import write_json_atomic
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.attest.tpm_public import (
+from gpufleet.attest.errors import AttestError, QuoteError
+from gpufleet.attest.jsonfile import write_json_atomic
+from gpufleet.attest.tpm_public import (
     HASHES, SIG_ECDSA, SIG_RSAPSS, Reader, parse_signature)
 
 __all__ = ["NonceBook", "compare_pcrs", "parse_attest", "split_pcr_values", "verify_join", "verify_quote"]

@@ -1,5 +1,3 @@
-# -*- coding: utf-8 -*-
-# Private to the gpufleet.baremetal collection; not a public API.
 """Reference PCR values per image version and firmware version, signed with the image key.
 
 The file is canonical JSON like an image manifest, with a detached signature beside it
@@ -12,14 +10,10 @@ The file is canonical JSON like an image manifest, with a detached signature bes
 Loading fails closed: unsigned, another signer, altered, malformed or no entry for the node's
 versions all raise PcrReferenceError; nothing is returned for a file that did not verify.
 """
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import json
 import re
 
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.attest.errors import PcrReferenceError
+from gpufleet.attest.errors import PcrReferenceError
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.image import signing
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.image.errors import VerificationError
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.image.manifest import canonical_json
