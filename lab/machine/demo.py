@@ -32,16 +32,13 @@ def main(argv=None):
                         help="working folder (replaced on each run)")
     parser.add_argument("--keep", action="store_true", help="keep the working folder (console, deploy state)")
     args = parser.parse_args(argv)
-    try:
-        import libvirt
-        libvirt.open("qemu:///system").close()
-    except Exception as exc:   # ImportError or libvirtError: one line with the fix, no traceback
-        print("demo-machine: libvirtd is not reachable (%s); fix: scripts/bootstrap-host.sh, or start it with "
-              "`virtlogd -d; libvirtd -d`" % str(exc).splitlines()[0], file=sys.stderr)
+    from lab.machine.rig import DISK_BOOTED, MachineRig, libvirtd_ready
+    not_ready = libvirtd_ready()
+    if not_ready:   # one line with the fix, no traceback
+        print("demo-machine: %s" % not_ready, file=sys.stderr)
         return 1
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import ed25519
-    from lab.machine.rig import DISK_BOOTED, MachineRig
     # the first boot's authorized key: a fresh one (the stand-in disk never runs sshd)
     ssh_key = ed25519.Ed25519PrivateKey.generate().public_key().public_bytes(
         serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH).decode() + " lab-demo"

@@ -29,7 +29,7 @@ from lab.bmc.pki import ensure_pki
 from lab.machine.qemu import HOST_FROM_GUEST
 from lab.machine.serve import ArtifactServer, free_port
 
-__all__ = ["DISK_BOOTED", "stand_in_disk", "sign_disk", "MachineRig"]
+__all__ = ["DISK_BOOTED", "stand_in_disk", "signed_disk_files", "sign_disk", "libvirtd_ready", "MachineRig"]
 
 DISK_BOOTED = "gpufleet-lab-disk: booted from the NVMe disk"
 VERSION = "machine-lab"
@@ -53,24 +53,44 @@ def stand_in_disk(folder, size_mib=96):
     return path
 
 
-def sign_disk(folder, raw_path, key, version=VERSION):
-    """Gzip the raw disk into ``folder`` with manifest.json + .sig signed by ``key``. -> artifact name."""
-    with open(raw_path, "rb") as handle:
-        image = handle.read()
-    data = gzip.compress(image, mtime=0)
-    name = "%s.disk.raw.gz" % version
+def signed_disk_files(image, key, version=VERSION, compress=True, name=None, build_id="lab-stand-in",
+                      pins_sha256="0" * 64):
+    """A disk image's artifact (gzipped or raw) + manifest.json + manifest.json.sig signed by ``key``.
+    -> {file name: bytes}, the artifact first."""
+    data = gzip.compress(image, mtime=0) if compress else image
+    name = name or "%s.disk.raw%s" % (version, ".gz" if compress else "")
     manifest = {
-        "schema": SCHEMA, "version": version, "build_id": "lab-stand-in", "pins_sha256": "0" * 64,
+        "schema": SCHEMA, "version": version, "build_id": build_id, "pins_sha256": pins_sha256,
         "artifact": {"name": name, "sha256": hashlib.sha256(data).hexdigest(), "size": len(data),
                      "disk_bytes": len(image)},
         "signer": {"key_id": signing.key_id(key.public_key()), "algorithm": "ed25519"},
         "release": {"VERSION": version}, "packages": [],
     }
     body = canonical_json(manifest)
-    for fname, content in ((name, data), ("manifest.json", body), ("manifest.json.sig", signing.sign(key, body))):
+    return {name: data, "manifest.json": body, "manifest.json.sig": signing.sign(key, body)}
+
+
+def sign_disk(folder, raw_path, key, version=VERSION):
+    """Write the signed, gzipped disk into ``folder``. -> the artifact's name."""
+    with open(raw_path, "rb") as handle:
+        files = signed_disk_files(handle.read(), key, version)
+    for fname, content in files.items():
         with open(os.path.join(folder, fname), "wb") as handle:
             handle.write(content)
-    return name
+    return next(iter(files))
+
+
+def libvirtd_ready():
+    """'' when libvirt-python reaches qemu:///system, else why not (for a skip or an error line)."""
+    try:
+        import libvirt
+    except ImportError:
+        return "libvirt-python is missing (the lab's extra; scripts/bootstrap-host.sh)"
+    try:
+        libvirt.open("qemu:///system").close()
+    except libvirt.libvirtError as exc:
+        return "libvirtd is not reachable (%s); start it: virtlogd -d; libvirtd -d" % str(exc).splitlines()[0]
+    return ""
 
 
 class MachineRig:

@@ -12,8 +12,11 @@ certificate that did not verify.
 import datetime
 import hashlib
 
-from gpufleet.attest._crypto import (
-    InvalidSignature, ec, rsa, serialization, x509)
+from cryptography import x509
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+
 from gpufleet.attest.errors import EkCertError
 
 __all__ = ["EK_CERT_OID", "TPM_MANUFACTURER_OID", "load_certificate", "load_bundle", "verify_ek_certificate"]

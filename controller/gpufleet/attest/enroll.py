@@ -19,12 +19,14 @@ import shutil
 import subprocess
 import tempfile
 
-from gpufleet.attest._crypto import rsa, serialization
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+
 from gpufleet.attest.ek import verify_ek_certificate
 from gpufleet.attest.errors import AttestError, EnrollmentError
-from gpufleet.attest.jsonfile import write_json_atomic
 from gpufleet.attest.tpm_public import (
     check_ak_attributes, parse_public)
+from gpufleet.deploy.orders import write_private   # the controller's one 0600 atomic writer
 
 __all__ = ["ENROLL", "KEEP", "SECRET_BYTES", "EnrollmentStore", "check_activated", "enroll_node",
            "make_credential", "makecredential_argv"]
@@ -128,7 +130,7 @@ class EnrollmentStore:
         """Write the enrollment atomically, mode 0600; return the record."""
         record = {"node": node, "ak_pem": ak_pem, "ak_name": ak_name, "ek_fingerprint": ek_fingerprint,
                   "enrolled_at": self.clock().isoformat()}
-        write_json_atomic(self.path(node), record)
+        write_private(self.path(node), (json.dumps(record, sort_keys=True, indent=2) + "\n").encode("utf-8"))
         return record
 
 

@@ -17,12 +17,15 @@ import json
 import os
 import time
 
-from gpufleet.attest._crypto import (
-    InvalidSignature, ec, encode_dss_signature, hashes, padding, rsa, serialization)
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
+from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
+
 from gpufleet.attest.errors import AttestError, QuoteError
-from gpufleet.attest.jsonfile import write_json_atomic
 from gpufleet.attest.tpm_public import (
     HASHES, SIG_ECDSA, SIG_RSAPSS, Reader, parse_signature)
+from gpufleet.deploy.orders import write_private   # the controller's one 0600 atomic writer
 
 __all__ = ["NonceBook", "compare_pcrs", "parse_attest", "split_pcr_values", "verify_join", "verify_quote"]
 
@@ -168,7 +171,8 @@ class NonceBook:
 
     def _save(self):
         if self.path:
-            write_json_atomic(self.path, {"issued": self.issued, "used": self.used})
+            write_private(self.path, (json.dumps({"issued": self.issued, "used": self.used}, sort_keys=True, indent=2)
+                                     + "\n").encode("utf-8"))
 
     def issue(self, node):
         """A fresh hex nonce for ``node``'s next quote."""

@@ -7,7 +7,8 @@ cannot pair one key's name with another key's PEM.
 import hashlib
 import struct
 
-from gpufleet.attest._crypto import ec, rsa
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+
 from gpufleet.attest.errors import AttestError
 
 __all__ = ["HASHES", "Reader", "check_ak_attributes", "parse_public", "parse_signature"]

@@ -23,7 +23,7 @@ EXIT_CODES = ((0, "success; wait: the node reported imaged"),
               (1, "error (one line names it and the fix); wait: the node reported failed"),
               (2, "usage error, or an order that does not validate (the field is named)"),
               (EXIT_TIMEOUT, "wait: no outcome within --timeout (the last event is named)"))
-EVENTS_PATH = "/v1/nodes/%s/events"
+EVENTS_PATH = "/v1/nodes/%s/events"   # the route DeployService takes callbacks on (deploy/callbacks.py)
 _SEED_OPTIONS = {"hostname": "--hostname", "ssh_key": "--ssh-key-file", "address": "--address",
                  "gateway": "--gateway", "dns": "--dns", "node": "NODE", "uuid": "--uuid"}
 

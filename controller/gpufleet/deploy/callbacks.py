@@ -358,9 +358,6 @@ class DeployService:
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self._thread.start()
 
-    def callback_url(self, host, node):
-        return "https://%s:%d/v1/nodes/%s/events" % (host, self.port, node)
-
     def stop(self):
         self.server.shutdown()
         self.server.server_close()

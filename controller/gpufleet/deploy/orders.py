@@ -59,8 +59,10 @@ def order_path(folder, system_uuid):
 
 def write_private(path, data):
     """Write ``data`` (bytes) to ``path`` whole, mode 0600: a temporary file beside it, fsync'd,
-    then renamed over it, so a reader in another process sees the old file or the new one."""
-    folder = os.path.dirname(path)
+    then renamed over it, so a reader in another process sees the old file or the new one. A
+    missing folder is made, mode 0700."""
+    folder = os.path.dirname(path) or "."
+    os.makedirs(folder, mode=0o700, exist_ok=True)
     handle, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".part")
     try:
         with os.fdopen(handle, "wb") as out:
@@ -79,5 +81,4 @@ def write_private(path, data):
 def write_order(folder, system_uuid, order):
     """Write ``<folder>/<uuid>.json`` atomically, mode 0600 (it holds the token). -> its path."""
     path = order_path(folder, system_uuid)
-    os.makedirs(folder, mode=0o700, exist_ok=True)
     return write_private(path, json.dumps(order, sort_keys=True).encode("utf-8"))

@@ -25,29 +25,17 @@ from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish import 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.boot import current_boot
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.client import RedfishClient
 from tests.helpers import ROOT, need, need_tool
-from lab.machine.rig import DISK_BOOTED
+from lab.machine.rig import DISK_BOOTED, MachineRig, libvirtd_ready
 from tests.integration.machine.conftest import BOOT_LIMIT, SSH_KEY, installer_events
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
-def _libvirtd_ready():
-    try:
-        import libvirt
-    except ImportError:
-        return False
-    try:
-        libvirt.open("qemu:///system").close()
-    except libvirt.libvirtError:
-        return False
-    return True
-
-
 @pytest.fixture(scope="module")
 def machine(rig):  # after the session rig: its checks name any missing host tool
     need_tool("grub-mkstandalone")
-    need(_libvirtd_ready(), "libvirtd is not running or libvirt-python is missing (start: virtlogd -d; libvirtd -d)")
-    from lab.machine.rig import MachineRig
+    not_ready = libvirtd_ready()
+    need(not not_ready, not_ready)
     base = rig["base"] / "redfish"
     base.mkdir()
     with MachineRig(str(base), ROOT, SSH_KEY) as machine_rig:

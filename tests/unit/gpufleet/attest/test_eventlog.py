@@ -7,7 +7,7 @@ import pytest
 
 from gpufleet.attest import eventlog, quote
 from gpufleet.attest.errors import QuoteError
-from gpufleet.attest._crypto import serialization
+from cryptography.hazmat.primitives import serialization
 from gpufleet.attest.tpm_public import parse_public
 from tests.unit.gpufleet.attest.swtpm_support import SoftTpm, require_tools, run
 

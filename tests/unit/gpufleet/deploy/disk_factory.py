@@ -1,12 +1,11 @@
 """Small whole-disk images with a real GPT for the deploy agent's tests (no sgdisk, no loop)."""
-import gzip
 import hashlib
 import struct
 import uuid
 import zlib
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.image import signing
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.image.manifest import SCHEMA, canonical_json
+from lab.machine.rig import signed_disk_files
 
 SECTOR = 512
 LINUX = uuid.UUID("0fc63daf-8483-4772-8e79-3d69d8477de4").bytes_le
@@ -40,17 +39,8 @@ def gpt_image(size=4 << 20, parts=(("gpufleet-esp", 2048, 2559, ESP), ("gpufleet
 def signed_disk(folder, image, key=None, version="2026.06.2", compress=False, name=None):
     """Write the artifact + manifest.json + .sig into ``folder``; return (files dict, key)."""
     key = key or signing.generate_key("ed25519")
-    data = gzip.compress(image, mtime=0) if compress else image
-    name = name or "%s.disk.raw%s" % (version, ".gz" if compress else "")
-    manifest = {
-        "schema": SCHEMA, "version": version, "build_id": "b-1", "pins_sha256": "f" * 64,
-        "artifact": {"name": name, "sha256": hashlib.sha256(data).hexdigest(), "size": len(data),
-                     "disk_bytes": len(image)},
-        "signer": {"key_id": signing.key_id(key.public_key()), "algorithm": "ed25519"},
-        "release": {"VERSION": version}, "packages": [],
-    }
-    manifest_bytes = canonical_json(manifest)
-    files = {name: data, "manifest.json": manifest_bytes, "manifest.json.sig": signing.sign(key, manifest_bytes)}
+    files = signed_disk_files(image, key, version=version, compress=compress, name=name, build_id="b-1",
+                              pins_sha256="f" * 64)
     for fname, body in files.items():
         (folder / fname).write_bytes(body)
     return files, key
