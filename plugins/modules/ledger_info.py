@@ -57,6 +57,12 @@ options:
   rollouts:
     description: Also return the rollouts of this pool (C(gpufleet refresh)), oldest first.
     type: str
+  enrollments:
+    description:
+      - Also return the current TPM attestation enrollment of each node read (C(gpufleet attest)):
+        the AK bound to the node's EK certificate. A node never enrolled is absent.
+    type: bool
+    default: false
 notes:
   - A missing SQLite ledger file is an error (nothing was ever recorded there); nothing is created.
 seealso:
@@ -149,6 +155,13 @@ rollouts:
   returned: when O(rollouts) is set
   type: list
   elements: dict
+enrollments:
+  description:
+    - The current enrollment of each node read that has one, by node (id, node, ek_fingerprint
+      (SHA-256 of the EK certificate's DER), ak_pem, ak_name, enrolled_at, enrolled_by, reason).
+      Nothing in it is secret.
+  returned: when O(enrollments) is true
+  type: dict
 """
 
 from ansible.module_utils.basic import AnsibleModule
@@ -170,13 +183,15 @@ def main():
             demand_pool=dict(type="str"),
             lease=dict(type="str"),
             rollouts=dict(type="str"),
+            enrollments=dict(type="bool", default=False),
         ),
         supports_check_mode=True)
     params = module.params
     try:
         book = open_ledger(module, read_only=True)
         result = info.read(book, **dict((k, params[k]) for k in (
-            "nodes", "sku", "history", "gang_id", "check", "decisions", "demand_pool", "lease", "rollouts")))
+            "nodes", "sku", "history", "gang_id", "check", "decisions", "demand_pool", "lease", "rollouts",
+            "enrollments")))
     except GpufleetError as exc:
         module.fail_json(**exc.to_fail_kwargs())
     module.exit_json(**result)

@@ -6,9 +6,14 @@ which it computes from the AK public the node sends (``tpm2_makecredential -T no
 Only the TPM holding that EK, with that AK loaded, can decrypt it (``tpm2_activatecredential``
 on the node). A returned secret equal to the one sent proves both keys live in one certified TPM.
 
-The store keeps one JSON file per node, ``<dir>/<node>.json`` (ak_pem, ak_name, ek_fingerprint,
-enrolled_at), written atomically with mode 0600. A node whose EK certificate fingerprint changed
-is refused until a person removes its enrollment file and enrolls it again.
+Enrollments live in the lifecycle ledger (``enrollments`` table, module_utils/lifecycle/
+enrollments.py): ak_pem, ak_name, ek_fingerprint, enrolled_at, enrolled_by, reason. A node
+whose EK certificate fingerprint changed is refused until a person re-enrolls it explicitly
+(``reenroll`` with a reason); the replaced enrollment stays in the ledger's history.
+
+The two halves, ``challenge`` and ``finish``, are separate so a playbook can run the node's half
+between them (``gpufleet attest enroll-challenge|enroll-finish``); ``ChallengeBook`` keeps the
+secret between them (one 0600 file per node, usable once, for ``ttl_s`` seconds).
 """
 import datetime
 import hmac
@@ -27,11 +32,14 @@ from gpufleet.attest.errors import AttestError, EnrollmentError
 from gpufleet.attest.tpm_public import (
     check_ak_attributes, parse_public)
 from gpufleet.deploy.orders import write_private   # the controller's one 0600 atomic writer
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import enrollments
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.errors import LedgerError
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger import iso
 
-__all__ = ["ENROLL", "KEEP", "SECRET_BYTES", "EnrollmentStore", "check_activated", "enroll_node",
-           "make_credential", "makecredential_argv"]
+__all__ = ["ENROLL", "KEEP", "REENROLL", "SECRET_BYTES", "ChallengeBook", "EnrollmentStore", "challenge",
+           "check_activated", "check_node", "enroll_node", "finish", "make_credential", "makecredential_argv"]
 
-ENROLL, KEEP = "enroll", "keep"
+ENROLL, KEEP, REENROLL = "enroll", "keep", "reenroll"
 SECRET_BYTES = 32
 _NODE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$")
 
@@ -81,76 +89,157 @@ def check_activated(expected, returned, node):
                               node=node, reason="activation_failed")
 
 
+def check_node(node):
+    """EnrollmentError unless ``node`` is a name that can also name a file (the challenge book's)."""
+    if not isinstance(node, str) or not _NODE.match(node):
+        raise EnrollmentError("Node name %r is not usable: use letters, digits, '.', '_' or '-', starting with a "
+                              "letter or digit." % (node,), node=node, reason="bad_node")
+    return node
+
+
+def _reenroll_hint(node):
+    return ("gpufleet attest enroll-challenge %s ... --reenroll --reason '<what was checked>', then "
+            "enroll-finish" % node)
+
+
 class EnrollmentStore:
-    """One JSON file per enrolled node under ``folder``."""
+    """Enrollments in the lifecycle ledger ``ledger`` (an open ``Ledger``)."""
 
-    def __init__(self, folder, clock=None):
-        self.folder = folder
-        self.clock = clock or (lambda: datetime.datetime.now(datetime.timezone.utc))
+    def __init__(self, ledger):
+        self.ledger = ledger
 
-    def path(self, node):
-        if not isinstance(node, str) or not _NODE.match(node):
-            raise EnrollmentError("Node name %r cannot name an enrollment file: use letters, digits, '.', '_' or "
-                                  "'-', starting with a letter or digit." % (node,), node=node)
-        return os.path.join(self.folder, node + ".json")
+    @staticmethod
+    def _shown(record):
+        if record is None:
+            return None
+        return dict(record, enrolled_at=iso(record["enrolled_at"]), replaced_at=iso(record["replaced_at"]))
 
     def get(self, node):
-        """The node's enrollment dict, or None when it was never enrolled."""
-        path = self.path(node)
-        try:
-            with open(path, "rb") as handle:
-                record = json.loads(handle.read().decode("utf-8"))
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError) as exc:
-            raise EnrollmentError("The enrollment %s cannot be read: %s. Refusing node %s; a person must check the "
-                                  "file and re-enroll it (rm %s, then enroll)." % (path, exc, node, path), node=node)
-        if not isinstance(record, dict) or not all(record.get(k) for k in ("ak_pem", "ek_fingerprint", "ak_name")):
-            raise EnrollmentError("The enrollment %s lacks ak_pem, ak_name or ek_fingerprint. Refusing node %s; "
-                                  "re-enroll it (rm %s, then enroll)." % (path, node, path), node=node)
-        return record
+        """The node's current enrollment dict, or None when it is not enrolled."""
+        return self._shown(enrollments.current(self.ledger, check_node(node)))
 
-    def decide(self, node, ek_fingerprint):
-        """ENROLL for a new node, KEEP for the same EK; EnrollmentError when the EK changed."""
+    def history(self, node=None):
+        """Every enrollment, oldest first (replaced ones carry replaced_at and replaced_by)."""
+        return [self._shown(r) for r in enrollments.history(self.ledger, node)]
+
+    def decide(self, node, ek_fingerprint, reenroll=False):
+        """ENROLL for a new node, KEEP for the same EK, REENROLL when asked; EnrollmentError when the EK changed."""
         record = self.get(node)
         if record is None:
             return ENROLL
+        if reenroll:
+            return REENROLL
         if hmac.compare_digest(record["ek_fingerprint"], ek_fingerprint):
             return KEEP
-        path = self.path(node)
         raise EnrollmentError(
             "Node %s presents a different TPM: EK certificate sha256 %s, enrolled %s on %s. Refusing it: the board "
             "or TPM was swapped, or the node is not the one enrolled. A person must check the hardware and "
-            "re-enroll it: rm %s, then enroll the node again." % (
-                node, ek_fingerprint, record["ek_fingerprint"], record.get("enrolled_at", "?"), path),
+            "re-enroll it: %s." % (node, ek_fingerprint, record["ek_fingerprint"], record["enrolled_at"],
+                                   _reenroll_hint(node)),
             node=node, reason="ek_changed", enrolled_ek_fingerprint=record["ek_fingerprint"],
             ek_fingerprint=ek_fingerprint)
 
-    def save(self, node, ak_pem, ak_name, ek_fingerprint):
-        """Write the enrollment atomically, mode 0600; return the record."""
-        record = {"node": node, "ak_pem": ak_pem, "ak_name": ak_name, "ek_fingerprint": ek_fingerprint,
-                  "enrolled_at": self.clock().isoformat()}
-        write_private(self.path(node), (json.dumps(record, sort_keys=True, indent=2) + "\n").encode("utf-8"))
-        return record
+    def save(self, node, ak_pem, ak_name, ek_fingerprint, who, reason=None, reenroll=False):
+        """Record the enrollment (a re-enrollment keeps the replaced one in history); return the record."""
+        try:
+            record = enrollments.record(self.ledger, check_node(node), ek_fingerprint, ak_pem, ak_name, who,
+                                       reason=reason, reenroll=reenroll)
+        except enrollments.EnrollmentConflict as exc:
+            raise EnrollmentError("%s Refusing to replace it: %s." % (exc.msg, _reenroll_hint(node)),
+                                  **dict(exc.details, reason="already_enrolled"))
+        except LedgerError as exc:
+            if "field" not in exc.details:  # the ledger itself failed: keep its own error and fix
+                raise
+            raise EnrollmentError(exc.msg, **dict(exc.details, reason="bad_record"))
+        return self._shown(record)
 
 
-def enroll_node(store, node, ek_cert, ca_bundle, ak_public, activate, run=subprocess.run, now=None):
-    """Verify the EK certificate, decide, and for a new node run credential activation and store the AK.
+def challenge(store, node, ek_cert, ca_bundle, ak_public, reenroll=False, reason=None, run=subprocess.run,
+              now=None):
+    """First half: verify the EK certificate, read the AK, decide, and for ENROLL/REENROLL make the credential.
 
-    ``ak_public``: the AK's TPM2B_PUBLIC bytes from the node. ``activate(credential_blob) -> secret``
-    runs ``tpm2_activatecredential`` on the node. Returns {"decision", "record", "ek"}.
+    A re-enrollment (``reenroll``) needs ``reason``; it is decided here, before any credential is
+    made. Returns {"decision", "ek", "ak_pem", "ak_name", "reason", "record" (the current one or
+    None), and for ENROLL/REENROLL "secret" and "credential" (the blob for ``tpm2_activatecredential``)}.
     """
+    check_node(node)
+    if reenroll and not (reason or "").strip():
+        raise EnrollmentError("Re-enrolling node %s needs a reason: say what a person checked (e.g. --reason 'TPM "
+                              "replaced, ticket 1234')." % node, node=node, reason="no_reason")
     ek = verify_ek_certificate(ek_cert, ca_bundle, now=now)
-    decision = store.decide(node, ek["fingerprint"])
-    if decision == KEEP:
-        return {"decision": KEEP, "record": store.get(node), "ek": ek}
     try:
         ak = parse_public(ak_public)
         check_ak_attributes(ak["attributes"], "the AK of node %s" % node)
     except AttestError as exc:
         raise EnrollmentError("Node %s: %s" % (node, exc.msg), **dict(exc.details, node=node))
-    secret, blob = make_credential(ek["public_key"], ak["name"], run=run)
-    check_activated(secret, activate(blob), node)
+    decision = store.decide(node, ek["fingerprint"], reenroll=reenroll)
     ak_pem = ak["key"].public_bytes(serialization.Encoding.PEM,
                                     serialization.PublicFormat.SubjectPublicKeyInfo).decode("ascii")
-    return {"decision": ENROLL, "record": store.save(node, ak_pem, ak["name"], ek["fingerprint"]), "ek": ek}
+    out = {"decision": decision, "ek": ek, "ak_pem": ak_pem, "ak_name": ak["name"], "record": store.get(node),
+           "reason": (reason or "").strip() or None}
+    if decision != KEEP:
+        out["secret"], out["credential"] = make_credential(ek["public_key"], ak["name"], run=run)
+    return out
+
+
+def finish(store, node, pending, returned, who):
+    """Second half: the node's activated secret -> the ledger enrollment (returned)."""
+    check_activated(pending["secret"], returned, node)
+    return store.save(node, pending["ak_pem"], pending["ak_name"], pending["ek"]["fingerprint"], who,
+                      reason=pending.get("reason"), reenroll=pending["decision"] == REENROLL)
+
+
+def enroll_node(store, node, ek_cert, ca_bundle, ak_public, activate, who="gpufleet", reason=None, reenroll=False,
+                run=subprocess.run, now=None):
+    """Both halves in one call. ``activate(credential_blob) -> secret`` runs ``tpm2_activatecredential``
+    on the node. Returns {"decision", "record", "ek"}; KEEP activates nothing and keeps the enrolled AK."""
+    pending = challenge(store, node, ek_cert, ca_bundle, ak_public, reenroll=reenroll, reason=reason, run=run,
+                        now=now)
+    if pending["decision"] == KEEP:
+        return {"decision": KEEP, "record": pending["record"], "ek": pending["ek"]}
+    record = finish(store, node, pending, activate(pending["credential"]), who)
+    return {"decision": pending["decision"], "record": record, "ek": pending["ek"]}
+
+
+class ChallengeBook:
+    """The secret of each node's open enrollment challenge: ``<folder>/<node>.json``, 0600, taken once."""
+
+    def __init__(self, folder, ttl_s=600, clock=None):
+        self.folder, self.ttl_s = folder, ttl_s
+        self.clock = clock or (lambda: datetime.datetime.now(datetime.timezone.utc).timestamp())
+
+    def path(self, node):
+        return os.path.join(self.folder, check_node(node) + ".json")
+
+    def put(self, node, pending):
+        """Keep what ``finish`` needs (replacing an earlier open challenge of the node)."""
+        state = {"node": node, "decision": pending["decision"], "secret": pending["secret"].hex(),
+                 "ak_pem": pending["ak_pem"], "ak_name": pending["ak_name"],
+                 "ek_fingerprint": pending["ek"]["fingerprint"], "reason": pending.get("reason"),
+                 "issued_at": self.clock()}
+        return write_private(self.path(node), (json.dumps(state, sort_keys=True) + "\n").encode("utf-8"))
+
+    def take(self, node):
+        """The node's open challenge as ``finish`` reads it, removed so it cannot be answered twice."""
+        path = self.path(node)
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+            os.unlink(path)
+        except FileNotFoundError:
+            raise EnrollmentError("Node %s has no open enrollment challenge in %s (none issued, or already "
+                                  "answered). Run enroll-challenge first." % (node, self.folder),
+                                  node=node, reason="no_challenge")
+        try:
+            state = json.loads(data.decode("utf-8"))
+            pending = {"decision": state["decision"], "secret": bytes.fromhex(state["secret"]),
+                       "ak_pem": state["ak_pem"], "ak_name": state["ak_name"],
+                       "ek": {"fingerprint": state["ek_fingerprint"]}, "reason": state.get("reason")}
+            age = self.clock() - float(state["issued_at"])
+        except (ValueError, KeyError, TypeError) as exc:
+            raise EnrollmentError("The enrollment challenge %s of node %s is damaged (%s). Run enroll-challenge "
+                                  "again." % (path, node, exc), node=node, reason="no_challenge")
+        if age > self.ttl_s:
+            raise EnrollmentError("The enrollment challenge of node %s is %.0f s old, past the %d s limit. Run "
+                                  "enroll-challenge again." % (node, age, self.ttl_s), node=node, reason="expired")
+        return pending

@@ -11,6 +11,8 @@ signature by the enrolled AK -> nonce issued by the controller for this node and
 the sent PCR values hash to the signed PCR digest -> every reference PCR quoted and equal.
 """
 import binascii
+import contextlib
+import fcntl
 import hashlib
 import hmac
 import json
@@ -168,6 +170,19 @@ class NonceBook:
             except (OSError, ValueError, KeyError, TypeError) as exc:
                 raise QuoteError("The nonce book %s cannot be read: %s. Refusing to guess which nonces were used; "
                                  "remove it only when no join is in flight." % (path, exc), path=path)
+
+    @classmethod
+    @contextlib.contextmanager
+    def locked(cls, path, **kwargs):
+        """The book at ``path`` read and kept under an exclusive lock (``<path>.lock``) until the block
+        ends, so concurrent controller processes never lose an issued nonce or un-use a consumed one."""
+        os.makedirs(os.path.dirname(path) or ".", mode=0o700, exist_ok=True)
+        fd = os.open(path + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield cls(path, **kwargs)
+        finally:
+            os.close(fd)   # closing releases the lock
 
     def _save(self):
         if self.path:

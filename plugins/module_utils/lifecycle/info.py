@@ -1,13 +1,14 @@
 # -*- coding: utf-8 -*-
 # Private to the gpufleet.baremetal collection; not a public API.
 """What ``ledger_info`` reads: node records, history, a gang, the consistency check, the
-capacity controller's recent decisions, demand history, a lease's holder and a pool's
-rollouts (read-only)."""
+capacity controller's recent decisions, demand history, a lease's holder, a pool's rollouts
+and the nodes' attestation enrollments (read-only)."""
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import decisions as decision_log
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import enrollments as enrollment_log
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import gang, lease as leases, ledger_admin
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import rollouts as rollout_log
 
@@ -15,7 +16,7 @@ __all__ = ["read"]
 
 
 def read(book, nodes=None, sku=None, history=False, gang_id=None, check=False, decisions=0,
-         demand_pool=None, lease=None, rollouts=None):
+         demand_pool=None, lease=None, rollouts=None, enrollments=False):
     """The ``ledger_info`` result (always ``changed: false``)."""
     wanted = set(nodes) if nodes is not None else None
     records = [r for r in book.nodes(sku=sku) if wanted is None or r["node"] in wanted]
@@ -37,4 +38,8 @@ def read(book, nodes=None, sku=None, history=False, gang_id=None, check=False, d
         result["lease"] = {"name": lease, "holder": holder, "expires_at": expires_at}
     if rollouts:
         result["rollouts"] = rollout_log.rollouts(book, pool=rollouts)
+    if enrollments:
+        names = set(r["node"] for r in records)
+        result["enrollments"] = dict((e["node"], e) for e in enrollment_log.history(book)
+                                     if e["node"] in names and e["replaced_at"] is None)
     return result

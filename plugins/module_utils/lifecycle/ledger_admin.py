@@ -4,7 +4,7 @@
 
 The controller package exposes these as ``gpufleet ledger migrate|copy|check``.
 
-- ``migrate`` brings a ledger to this collection's schema version (1 -> 2 -> 3) in one
+- ``migrate`` brings a ledger to this collection's schema version (1 -> 2 -> 3 -> 4) in one
   transaction and says what it did. An SQLite path must hold a ledger already: a missing
   path is refused (a new ledger needs no migration; the first writing task creates it).
 - ``open_existing`` opens a ledger for reading (``check``, the source of ``copy``): nothing is
@@ -14,7 +14,9 @@ The controller package exposes these as ``gpufleet ledger migrate|copy|check``.
   a mismatch rolls nothing back silently: it raises, and the destination is left empty.
 - ``check`` reports each problem with its reason: a node's transitions not numbered 1..N,
   a chain whose from-state is not the previous to-state, a current state or sequence that
-  differs from the last transition, gang members or holds naming no node or gang.
+  differs from the last transition, gang members or holds naming no node or gang, and
+  attestation enrollments whose replacement chain is broken (a node with no current
+  enrollment, a replaced row naming no successor of that node).
 """
 from __future__ import absolute_import, division, print_function
 
@@ -165,6 +167,7 @@ def check(book):
             chains.setdefault(node, []).append((seq, before, after))
         gangs = set(r[0] for r in cur.execute("SELECT gang_id FROM gangs"))
         members = cur.execute("SELECT gang_id, node FROM gang_members").fetchall()
+        enrolled = cur.execute("SELECT id, node, replaced_at, replaced_by FROM enrollments ORDER BY id").fetchall()
     for node, chain in sorted(chains.items()):
         problems += _check_chain(node, chain, nodes.get(node))
     for node in sorted(set(nodes) - set(chains)):
@@ -181,6 +184,26 @@ def check(book):
         if gang_id is not None and gang_id not in gangs:
             problems.append({"object": "node %s" % node,
                              "problem": "held by gang %s, which is not in the ledger" % gang_id})
+    return problems + _check_enrollments(enrolled)
+
+
+def _check_enrollments(rows):
+    problems, by_id, current = [], dict((r[0], r) for r in rows), set()
+    for row_id, node, replaced_at, replaced_by in rows:
+        where = "enrollment %s of node %s" % (row_id, node)
+        if replaced_at is None:
+            current.add(node)
+            if replaced_by is not None:
+                problems.append({"object": where, "problem": "is current but names a successor (%s)" % replaced_by})
+            continue
+        successor = by_id.get(replaced_by)
+        if successor is None or successor[1] != node or successor[0] <= row_id:
+            problems.append({"object": where, "problem": "was replaced, but its successor %s is not a later "
+                             "enrollment of the same node; re-enroll the node to give it a current one"
+                             % replaced_by})
+    for node in sorted(set(r[1] for r in rows) - current):
+        problems.append({"object": "node %s" % node, "problem": "has enrollments but no current one; its quotes "
+                         "are refused until it is re-enrolled"})
     return problems
 
 

@@ -13,7 +13,7 @@ __metaclass__ = type
 
 __all__ = ["SCHEMA_VERSION", "TABLES", "migrations", "render"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 # Every table with its columns (copy and checksums read them in this order) and the
 # columns that order its rows stably (its key).
@@ -36,9 +36,11 @@ TABLES = (
                      "updated_at"), ("node", "source", "kind")),
     ("rollouts", ("id", "pool", "from_version", "to_version", "from_gate_profile", "gate_profile",
                   "phase", "canaries", "reason", "who", "created_at", "updated_at"), ("id",)),
+    ("enrollments", ("id", "node", "ek_fingerprint", "ak_pem", "ak_name", "enrolled_at", "enrolled_by",
+                     "reason", "replaced_at", "replaced_by"), ("id",)),
 )
 # Tables whose integer id a backend generates (PostgreSQL must move its sequence after a copy).
-IDENTITY_TABLES = ("transitions", "decisions", "node_samples", "rollouts")
+IDENTITY_TABLES = ("transitions", "decisions", "node_samples", "rollouts", "enrollments")
 
 _V1 = (
     """CREATE TABLE IF NOT EXISTS nodes (
@@ -102,7 +104,20 @@ _V3 = (
     "CREATE INDEX IF NOT EXISTS rollouts_pool ON rollouts (pool, id)",
 )
 
-_MIGRATIONS = ((1, _V1), (2, _V2), (3, _V3))
+# Version 4: TPM attestation enrollments (gpufleet.attest, docs/attestation.md): each node's AK
+# bound to its EK certificate's fingerprint. A re-enrollment closes the current row (replaced_at,
+# replaced_by) and adds a new one, so nothing is lost; the partial unique index allows one
+# current enrollment per node.
+_V4 = (
+    """CREATE TABLE IF NOT EXISTS enrollments (
+        id {id}, node TEXT NOT NULL, ek_fingerprint TEXT NOT NULL, ak_pem TEXT NOT NULL,
+        ak_name TEXT NOT NULL, enrolled_at {real} NOT NULL, enrolled_by TEXT NOT NULL,
+        reason TEXT NOT NULL, replaced_at {real}, replaced_by {bigint})""",
+    "CREATE INDEX IF NOT EXISTS enrollments_node ON enrollments (node, id)",
+    "CREATE UNIQUE INDEX IF NOT EXISTS enrollments_current ON enrollments (node) WHERE replaced_at IS NULL",
+)
+
+_MIGRATIONS = ((1, _V1), (2, _V2), (3, _V3), (4, _V4))
 
 
 def render(statement, dialect):

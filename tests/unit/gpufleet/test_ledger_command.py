@@ -16,7 +16,7 @@ from gpufleet import main as cli_main
 from gpufleet.commands import ledger as ledger_command
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.errors import GpufleetError
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger import Ledger
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger import SCHEMA_VERSION, Ledger
 from tests.pg import ledger_url  # noqa: F401  pylint: disable=unused-import  (fixture)
 from tests.unit.plugins.module_utils.lifecycle.test_ledger_migrate import make_v1
 from tests.unit.plugins.module_utils.lifecycle.unprivileged import as_unprivileged, read_only_ledger
@@ -25,7 +25,7 @@ from tests.unit.plugins.module_utils.lifecycle.unprivileged import as_unprivileg
 def test_migrate_copy_check_round_trip(capsys, tmp_path, ledger_url):  # noqa: F811  pylint: disable=redefined-outer-name
     src = make_v1(str(tmp_path / "v1.sqlite"))
     assert cli_main.main(["ledger", "migrate", src]) == 0
-    assert "from version 1 to 3" in capsys.readouterr().out
+    assert "from version 1 to %d" % SCHEMA_VERSION in capsys.readouterr().out
     assert cli_main.main(["ledger", "copy", src, ledger_url, "--json"]) == 0
     copied = json.loads(capsys.readouterr().out)
     assert copied["tables"]["transitions"]["rows"] == 2

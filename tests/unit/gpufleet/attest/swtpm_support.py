@@ -170,3 +170,12 @@ class SoftTpm:
             with open(path(name), "rb") as handle:
                 out.append(handle.read())
         return tuple(out)
+
+
+def ledger_store(folder):
+    """An enrollment store on a fresh SQLite ledger in ``folder`` (the store the controller uses)."""
+    from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger import Ledger
+    from gpufleet.attest.enroll import EnrollmentStore
+
+    os.makedirs(str(folder), exist_ok=True)
+    return EnrollmentStore(Ledger(os.path.join(str(folder), "ledger.sqlite")))

@@ -7,6 +7,8 @@ import pytest
 from gpufleet.attest import enroll, quote
 from gpufleet.attest.errors import QuoteError
 
+from tests.unit.gpufleet.attest.swtpm_support import ledger_store
+
 NODE = "gpu-101"
 
 
@@ -19,7 +21,7 @@ def reference_pcrs(tpm, selection="sha256:0,1,2,7"):
 
 def _enrolled(tmp_path_factory, tpm, ca, algorithm):
     root = tmp_path_factory.mktemp("quote-" + algorithm)
-    store = enroll.EnrollmentStore(str(root / "enrolled"))
+    store = ledger_store(root / "enrolled")
     folder = str(root / "node")
     ak_public = tpm.create_ak(folder, algorithm)
     enroll.enroll_node(store, NODE, tpm.ek_certificate(), ca.bundle, ak_public,
@@ -132,7 +134,7 @@ def test_no_references_is_refused(node, node_tpm):
 
 def test_node_that_was_never_enrolled_is_refused(tmp_path, node_tpm):
     with pytest.raises(QuoteError) as info:
-        quote.verify_join(enroll.EnrollmentStore(str(tmp_path)), _book(tmp_path), "gpu-404", b"", b"", b"",
+        quote.verify_join(ledger_store(tmp_path), _book(tmp_path), "gpu-404", b"", b"", b"",
                           references={"sha256": {"0": "00" * 32}})
     assert info.value.details["reason"] == "not_enrolled"
 

@@ -65,3 +65,20 @@ def test_returns_a_pools_rollouts(capsys, ledger_url):  # noqa: F811  pylint: di
     assert code == 0 and result["changed"] is False
     assert [(r["pool"], r["to_version"], r["phase"]) for r in result["rollouts"]] == [("gpu", "v2", "canary")]
     assert "rollouts" not in run(capsys, ledger=ledger_url)[0]
+
+
+def test_returns_current_enrollments_of_the_nodes_read(capsys, ledger_url):  # noqa: F811  pylint: disable=redefined-outer-name
+    from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import enrollments
+    book = Ledger(ledger_url)
+    for node in ("n1", "n2"):
+        book.transition(node, "enrolled", who="t", why="t")
+    enrollments.record(book, "n1", "aa" * 32, "PEM-1", "name-1", "alice")
+    enrollments.record(book, "n1", "bb" * 32, "PEM-2", "name-2", "alice", reason="TPM replaced", reenroll=True)
+    book.close()
+    result, code = run(capsys, ledger=ledger_url, enrollments=True)
+    assert code == 0 and result["changed"] is False
+    assert sorted(result["enrollments"]) == ["n1"]                      # n2 never enrolled
+    assert result["enrollments"]["n1"]["ek_fingerprint"] == "bb" * 32     # the current one, not the replaced
+    only_n2, _ = run(capsys, ledger=ledger_url, enrollments=True, nodes=["n2"])
+    assert only_n2["enrollments"] == {}
+    assert "enrollments" not in run(capsys, ledger=ledger_url)[0]

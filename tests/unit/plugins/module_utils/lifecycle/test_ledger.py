@@ -78,7 +78,7 @@ def test_sqlite_ledger_is_wal_and_stamped(tmp_path):
 
 def test_schema_version_is_recorded(ledger):
     with ledger.transaction(write=False) as cur:
-        assert ledger.schema_version(cur) == SCHEMA_VERSION == 3
+        assert ledger.schema_version(cur) == SCHEMA_VERSION == 4
 
 
 def test_newer_schema_is_refused(ledger, ledger_url):

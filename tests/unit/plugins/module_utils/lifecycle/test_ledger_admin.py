@@ -1,7 +1,8 @@
 """copy (SQLite -> SQLite or PostgreSQL) without loss, and the consistency check."""
 import pytest
 
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import decisions, gang, ledger_admin, lease, rollouts
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import (
+    decisions, enrollments, gang, ledger_admin, lease, rollouts)
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.errors import LedgerError
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger import Ledger
 
@@ -27,6 +28,9 @@ def _fleet(path):
                                          reason="NHC: GPU lost", first_seen=1800000000.0,
                                          seen=(1800000000.0,), run_start=1800000000.0)])
     rollouts.set_canaries(book, rollouts.start_rollout(book, "lab", "v1", "v2", "ops", "new image"), ["n1"])
+    enrollments.record(book, "n1", "ab" * 32, "PEM-1", "000b" + "01" * 32, "ops")
+    enrollments.record(book, "n1", "cd" * 32, "PEM-2", "000b" + "02" * 32, "ops", reason="TPM swapped",
+                       reenroll=True)
     book.close()
     return path
 
@@ -44,6 +48,8 @@ def test_copy_moves_every_record_and_compares_checksums(ledger_url, tmp_path):
     assert new_id == max(d["id"] for d in decisions.decisions(source)) + 1
     target.transition("n2", "hot", "t", "hold")
     assert target.history("n2")[-1]["seq"] == 7
+    assert enrollments.history(target, "n1") == enrollments.history(source, "n1")
+    assert enrollments.current(target, "n1")["ak_pem"] == "PEM-2"
 
 
 def test_copy_refuses_a_non_empty_destination_unless_forced(ledger_url, tmp_path):
@@ -78,3 +84,16 @@ def test_check_reports_gaps_mismatches_and_dangling_members(ledger):
 def test_check_of_a_sound_ledger_is_empty(ledger):
     walk(ledger, "n1", TO_READY)
     assert ledger_admin.check(ledger) == []
+
+
+def test_check_reports_a_broken_enrollment_chain(ledger):
+    enrollments.record(ledger, "n1", "ab" * 32, "PEM-1", "000b" + "01" * 32, "ops")
+    enrollments.record(ledger, "n1", "cd" * 32, "PEM-2", "000b" + "02" * 32, "ops", reason="swap", reenroll=True)
+    enrollments.record(ledger, "n2", "ef" * 32, "PEM-3", "000b" + "03" * 32, "ops")
+    assert ledger_admin.check(ledger) == []
+    with ledger.transaction() as cur:
+        cur.execute("DELETE FROM enrollments WHERE node = 'n1' AND replaced_at IS NULL")
+    text = "\n".join("%s: %s" % (p["object"], p["problem"]) for p in ledger_admin.check(ledger))
+    assert "enrollment 1 of node n1: was replaced, but its successor 2 is not a later enrollment" in text
+    assert "node n1: has enrollments but no current one" in text
+    assert "n2" not in text

@@ -58,3 +58,29 @@ def test_check_mode_reads_a_version_1_ledger_and_leaves_it_at_version_1(tmp_path
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert "ledger_meta" not in tables and "decisions" not in tables
     assert conn.execute("SELECT state FROM nodes").fetchone()[0] == "ready"
+
+
+def test_a_version_3_ledger_gains_the_enrollments_table_and_keeps_its_records(ledger_url, monkeypatch):
+    from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import (
+        enrollments, ledger as ledger_module, ledger_schema, ledger_sqlite, rollouts)
+
+    # A ledger as the collection made it at schema version 3 (the migrations up to 3, stamped 3).
+    with monkeypatch.context() as old:
+        old.setattr(ledger_schema, "_MIGRATIONS", tuple(m for m in ledger_schema._MIGRATIONS if m[0] <= 3))
+        old.setattr(ledger_module, "SCHEMA_VERSION", 3)
+        old.setattr(ledger_sqlite, "SCHEMA_VERSION", 3)
+        book = Ledger(ledger_url, clock=lambda: 1800000000.0)
+        book.transition("n1", "enrolled", "ops", "new")
+        rollouts.start_rollout(book, "lab", "v1", "v2", "ops", "new image")
+        with book.transaction(write=False) as cur:
+            assert book.schema_version(cur) == 3
+            assert not book.backend.table_exists(cur, "enrollments")
+        book.close()
+    result = ledger_admin.migrate(ledger_url)
+    assert (result["before"], result["after"], result["changed"]) == (3, SCHEMA_VERSION, True)
+    book = Ledger(ledger_url, clock=lambda: 1800000100.0)
+    assert [h["to_state"] for h in book.history("n1")] == ["enrolled"]
+    assert rollouts.rollouts(book)[0]["to_version"] == "v2"
+    enrollments.record(book, "n1", "ab" * 32, "PEM", "000b" + "01" * 32, "ops")
+    assert enrollments.current(book, "n1")["ak_pem"] == "PEM"
+    assert ledger_admin.check(book) == []
