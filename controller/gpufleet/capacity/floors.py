@@ -25,6 +25,7 @@ class PoolFloors:
         self.pool, self.committed = pool, committed
         self.committed_by = None      # the planner's breakdown of ``committed`` (notes)
         self.released = 0             # nodes this pass released from the committed count
+        self.steady_level = None      # the steady powered level (planner; None: no steady)
         self.base = {tier: getattr(pool.floors, tier) for tier in _TIERS}
         self.won = {tier: "base" for tier in _TIERS}
         self.active = active_schedules(pool, now)

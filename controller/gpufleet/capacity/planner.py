@@ -12,7 +12,10 @@ fleet's concurrency budget goes to the most urgent work first:
    way for pending jobs or gangs) and each node released comes off that count, so the forecast
    floor it raises is met by holding the node instead of parking and waking it again;
 5. proactive: the hot and warm floors in force (base, schedule, forecast);
-6. surplus hot nodes (above the floor and unused, or above the ceiling) parked;
+6. surplus hot nodes (above the floor and unused, or above the ceiling) parked; with
+   ``steady``, nodes the steady level keeps powered are neither parked in 4 nor here, the
+   nodes below the level are woken in one batch and free hot nodes above the hot floor are
+   resumed to joined (gpufleet.capacity.steady);
 7. fabric companions: bring-ups too few for the gate's fabric phase, with no known-good node
    of the pool free to measure with, get companions from cold (one playbook run validates
    them together; alone they would fail the gate for want of a peer).
@@ -21,12 +24,13 @@ from bisect import insort
 
 from gpufleet.capacity.budget import Budget
 from gpufleet.capacity.demand import map_jobs
-from gpufleet.capacity.emit import Pass
+from gpufleet.capacity.emit import Pass, warm_up
 from gpufleet.capacity.fill import proactive, reactive
 from gpufleet.capacity.floors import PoolFloors
 from gpufleet.capacity.gang import advance, form
 from gpufleet.capacity.model import BUSY, COLD, HOT, IDLE, PROVISIONING, TIERS, WARM, Plan
 from gpufleet.capacity.scaledown import park_surplus_hot, release_idle
+from gpufleet.capacity.steady import powered_now, steady_level
 from gpufleet.capacity.view import build_views
 
 __all__ = ["plan"]
@@ -54,9 +58,13 @@ def plan(demand, supply, policy, now, history=None, index=None, forecasters=None
     for name in policy.pools:
         _commit(run, name, floors[name], have[name][0])
     for name in policy.pools:
+        _steady(run, name, floors[name], history, pending[name])
+    for name in policy.pools:
         have[name] = release_idle(run, name, floors[name], *have[name])
     for name in policy.pools:
         have[name] = proactive(run, name, floors[name], *have[name])
+    for name in policy.pools:
+        _steady_fill(run, name, floors[name])
     for name in policy.pools:
         park_surplus_hot(run, name, floors[name], *have[name])
         run.notes[name]["floors"] = floors[name].why()
@@ -175,6 +183,36 @@ def _floors(run, name, history, forecasters=None):
                         model=(forecasters or {}).get(name))
     run.notes.setdefault(name, {})["floors"] = floors.why()
     return floors
+
+
+def _steady(run, name, floors, history, jobs):
+    """The steady powered level of this pass (None without ``steady``), kept on ``floors``."""
+    view = run.views[name]
+    demand_nodes = view.tiers.get(BUSY, 0) + sum(job.nodes for job in jobs)
+    level, why = steady_level(run.policy.pools[name], (history or {}).get(name, ()), run.now, demand_nodes,
+                              view.members, powered_now(run, name))
+    floors.steady_level = level
+    if level is not None:
+        run.notes[name]["steady"] = why
+
+
+def _steady_fill(run, name, floors):
+    """Wake the nodes below the steady level together; resume free hot nodes above the hot
+    floor so jobs start on them at once (a held node would make each arrival wait a resume);
+    a joined node above the level parks once idle for the idle time, like any other."""
+    level = floors.steady_level
+    if level is None:
+        return
+    view, powered = run.views[name], powered_now(run, name)
+    for _ in range(level - powered):
+        why = f"pool {name} steady level {level}: {powered} node(s) powered"
+        if warm_up(run, name, why) is None:
+            break
+        powered += 1
+    while view.count(HOT) > floors["hot"]:
+        node = view.take(HOT)
+        run.add("resume", name, (node,), f"{node} hot above the hot floor {floors['hot']} (steady "
+                f"level {level}): joining it so jobs start on it at once")
 
 
 def _commit(run, name, floors, hot_have):

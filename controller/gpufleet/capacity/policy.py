@@ -21,7 +21,7 @@ from gpufleet.capacity.duration import parse_duration
 from gpufleet.capacity.policy_errors import PolicyError, explain
 
 __all__ = ["Policy", "Pool", "Fleet", "TierCounts", "TierCeilings", "Members", "Match",
-           "Schedule", "Forecast", "Estimates", "Day2", "Persistence", "Refresh",
+           "Schedule", "Forecast", "Steady", "Estimates", "Day2", "Persistence", "Refresh",
            "PolicyError", "parse_duration", "parse_budget",
            "parse_policy", "load_policy", "size_warnings", "DAYS"]
 
@@ -148,6 +148,24 @@ class Forecast(_Strict):
         return value
 
 
+class Steady(_Strict):
+    """Hold the powered node count still (gpufleet.capacity.steady): a level in whole steps
+    above the peak demand of the last ``hold``, woken in one batch, parked only when the peak of
+    the whole ``hold`` fits a lower step."""
+    enabled: bool = Field(default=False, strict=True)
+    headroom: int = Field(default=4, strict=True, ge=0, le=100000)
+    step: int = Field(default=4, strict=True, ge=1, le=100000)
+    hold: Duration = 21600.0
+
+    @field_validator("hold")
+    @classmethod
+    def _hold(cls, value):
+        if not 60 <= value <= 7 * 86400:
+            raise ValueError(f"hold {value:g}s is outside 1m to 7d; fix: write a duration like 6h "
+                             "(how long the demand must stay low before the powered level falls)")
+        return value
+
+
 class Estimates(_Strict):
     """Expected time from each tier to hot: a gang member's own deadline, and whether a
     spare can still make the gang deadline."""
@@ -248,6 +266,7 @@ class Pool(_Strict):
     estimates: Estimates = Estimates()
     schedules: Tuple[Schedule, ...] = ()
     forecast: Forecast = Forecast()
+    steady: Steady = Steady()
     day2: Day2 = Day2()
 
     @model_validator(mode="after")

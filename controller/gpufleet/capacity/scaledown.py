@@ -10,6 +10,7 @@ the supply the forecast floor nets out, and a node the forecast wants back withi
 """
 from gpufleet.capacity.emit import ago
 from gpufleet.capacity.model import HOT, IDLE, WARM
+from gpufleet.capacity.steady import powered_now
 
 __all__ = ["release_idle", "park_surplus_hot"]
 
@@ -34,9 +35,14 @@ def release_idle(run, pool, floors, hot_have, warm_coming):
     settings = run.policy.pools[pool]
     view = run.views[pool]
     warm_have = view.count(WARM) + warm_coming
+    level = getattr(floors, "steady_level", None)
+    powered = None if level is None else powered_now(run, pool)
     for node in _long_idle(run, view, settings.idle_time, view.idle_claimed):
         why = (f"{node.node} idle {ago(run.now - node.idle_since)} "
                f"(idle time {ago(settings.idle_time)})")
+        if level is not None and powered <= level:
+            run.note(pool, "kept", f"{why}: kept joined: {powered} node(s) powered, steady level {level}")
+            continue
         floors.release()
         to_hot = settings.park_to == "hot" or \
             (settings.park_to == "auto" and hot_have < floors["hot"])
@@ -52,6 +58,7 @@ def release_idle(run, pool, floors, hot_have, warm_coming):
             run.add("park", pool, (node.node,), f"{why}; hot floor {floors['hot']} met: "
                     "parking it warm (drain, power off)", target_tier=WARM)
             warm_have += 1
+            powered = None if powered is None else powered - 1
         else:
             floors.release(-1)
             continue
@@ -82,11 +89,15 @@ def park_surplus_hot(run, pool, floors, hot_have, warm_coming):
     ceiling = settings.ceilings.hot
     hot = sorted((view.nodes[name] for name in view.free.get(HOT, ())),
                  key=lambda n: (n.since, n.node))
+    level = getattr(floors, "steady_level", None)
+    powered = None if level is None else powered_now(run, pool)
     for node in hot:
         over_ceiling = ceiling is not None and hot_have > ceiling
         stale = run.now - node.since >= settings.idle_time
         if hot_have <= floors["hot"] or not (over_ceiling or stale):
             continue
+        if not over_ceiling and level is not None and powered <= level:
+            return
         if not over_ceiling and _wanted_back(run, pool, floors, hot_have - 1, node.node):
             return
         if not _room(settings.ceilings.warm, warm_have) or not run.budget.spend(pool, "park"):
@@ -97,3 +108,4 @@ def park_surplus_hot(run, pool, floors, hot_have, warm_coming):
         view.free[HOT].remove(node.node)
         hot_have -= 1
         warm_have += 1
+        powered = None if powered is None else powered - 1

@@ -229,6 +229,8 @@ def cmd_simulate(args):
         print(table(document["evaluate"]))
     else:
         print(report.table(document["runs"]))
+        print()
+        print(report.node_table(document["runs"]))
         if "failures" in document:
             print()
             print("\n".join(_failure_lines(document["failures"])))

@@ -12,20 +12,24 @@
   most nodes short at any moment (summed: shortfall node-intervals), mean powered-off nodes,
   power-state changes (power-ons: bring-ups, wakes; power-offs), powered-but-idle and busy
   node-minutes; the run's ``intervals`` series holds them, the summary their totals.
+- powered count: nodes joined (busy, idle) or powered and on their way (hot, provisioning) at
+  each interval's end (failed and parked nodes are not counted); an interval whose count differs
+  from the previous interval's is a change of the powered count (the published Helios
+  baseline's figure, per day). The first interval has no previous one and never counts.
 - thrash: wakes of a node within ``THRASH_S`` of its own power-off.
 """
 import math
 
 from gpufleet.capacity import model
 
-__all__ = ["Metrics", "weighted_percentile"]
+__all__ = ["Metrics", "weighted_percentile", "count_changes"]
 
 POWERED_IDLE = (model.IDLE, model.HOT, model.PROVISIONING)
 INTERVAL_S = 600.0
 THRASH_S = 60.0
 POWERED = (model.BUSY,) + POWERED_IDLE
 INTERVAL_FIELDS = ("start", "shortfall_node_minutes", "nodes_short_peak", "powered_off_nodes_mean",
-                   "power_changes", "idle_powered_node_minutes", "busy_node_minutes")
+                   "power_changes", "idle_powered_node_minutes", "busy_node_minutes", "powered_nodes")
 SERIES = ("demand", "busy", "idle", "hot", "provisioning", "warm", "cold", "unavailable", "shortfall", "over_capacity")
 
 
@@ -41,6 +45,11 @@ def weighted_percentile(pairs, q):
         if running >= q * total - 1e-9:
             return value
     return pairs[-1][0]
+
+
+def count_changes(powered):
+    """Intervals whose powered count differs from the previous interval's (the first: never)."""
+    return sum(1 for before, after in zip(powered, powered[1:]) if after != before)
 
 
 class Metrics:
@@ -74,6 +83,7 @@ class Metrics:
         out["power_changes"].append(cur["changes"])
         out["idle_powered_node_minutes"].append(round(cur["idle_s"] / 60.0, 3))
         out["busy_node_minutes"].append(round(cur["busy_s"] / 60.0, 3))
+        out["powered_nodes"].append(sum(self.fleet.counts[tier] for tier in POWERED))
 
     def _integrate(self, dt):
         cur, counts = self._interval, self.fleet.counts
@@ -187,6 +197,9 @@ class Metrics:
             "power_changes_per_day": round((self.power_ons + self.power_offs) / days, 3),
             "wakes_within_60s_of_park": self.quick_wakes,
             "powered_off_nodes_mean": round(off / seconds, 3),
+            "powered_off_fraction": round(off / seconds / nodes, 4) if nodes else None,
+            "powered_count_change_intervals": count_changes(intervals["powered_nodes"]),
+            "powered_count_change_intervals_per_day": round(count_changes(intervals["powered_nodes"]) / days, 3),
             "shortfall_node_minutes": round(self.short_gpu_s / gpn / 60.0, 3),
             "shortfall_node_intervals": sum(intervals["nodes_short_peak"]),
             "shortfall_intervals": sum(1 for peak in intervals["nodes_short_peak"] if peak),

@@ -1,7 +1,7 @@
 """Results as text (one row per policy or sweep point), JSON and the trade-off summary."""
 import json
 
-__all__ = ["table", "tradeoff_table", "write_json", "idle_cost"]
+__all__ = ["table", "node_table", "tradeoff_table", "write_json", "idle_cost"]
 
 COLUMNS = (
     ("policy", "{}"), ("shortfall GPU-min", "{:.1f}"), ("episodes", "{}"), ("wait p50 s", "{}"),
@@ -34,6 +34,23 @@ def _render(header, rows):
 def table(runs):
     """``runs``: [{"name", "metrics"}] -> the text table."""
     return _render([c for c, _ in COLUMNS], [_cells(run["name"], run["metrics"]) for run in runs])
+
+
+NODE_COLUMNS = ("policy", "powered-off nodes mean", "powered-off %", "shortfall node-intervals",
+                "intervals short", "powered-count changes/day", "power changes/day")
+
+
+def node_table(runs):
+    """The figures in nodes the published baselines report, one row per run."""
+    rows = []
+    for run in runs:
+        m = run["metrics"]
+        fraction = m["powered_off_fraction"]
+        rows.append([run["name"], "%.1f" % m["powered_off_nodes_mean"],
+                     "-" if fraction is None else "%.1f" % (100 * fraction), m["shortfall_node_intervals"],
+                     m["shortfall_intervals"], "%.2f" % m["powered_count_change_intervals_per_day"],
+                     "%.1f" % m["power_changes_per_day"]])
+    return _render(list(NODE_COLUMNS), rows)
 
 
 def tradeoff_table(field, targets):

@@ -255,7 +255,8 @@ def test_defaults_policy_and_nodes_from_the_trace(tmp_path, capsys):
     assert doc["runs"][0]["policy"].endswith("gpufleet/simulate/default_policy.yml")
     metrics = doc["runs"][0]["metrics"]
     for key in ("powered_off_nodes_mean", "shortfall_node_minutes", "shortfall_node_intervals", "shortfall_intervals",
-                "power_changes_per_day", "idle_powered_node_hours", "powered_used_rate", "wakes_within_60s_of_park"):
+                "power_changes_per_day", "idle_powered_node_hours", "powered_used_rate", "wakes_within_60s_of_park",
+                "powered_off_fraction", "powered_count_change_intervals_per_day"):
         assert key in metrics
     intervals = doc["runs"][0]["intervals"]
     assert intervals["start"] == [trace_start(doc), trace_start(doc) + 600, trace_start(doc) + 1200]

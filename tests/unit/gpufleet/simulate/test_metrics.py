@@ -6,7 +6,7 @@ from a run.
 import pytest
 
 from gpufleet.simulate.engine import Simulation
-from gpufleet.simulate.metrics import weighted_percentile
+from gpufleet.simulate.metrics import count_changes, weighted_percentile
 from tests.unit.gpufleet.simulate.conftest import policy, trace
 
 REACTIVE = "    idle_time: 1h\n    park_to: warm\n"
@@ -154,3 +154,30 @@ def test_intervals_split_at_ten_minutes_and_a_quick_wake_is_thrash(fixed):
     assert sim.metrics.intervals["nodes_short_peak"] == [0, 2]
     assert sim.metrics.intervals["shortfall_node_minutes"] == [0.0, 2.0]
     assert (m["shortfall_node_intervals"], m["shortfall_intervals"]) == (2, 1)
+    # the park and the wake fall in one interval: both nodes powered at each interval's end
+    # (gpu-1 provisioning, then hot), so the powered count never changes
+    assert sim.metrics.intervals["powered_nodes"] == [2, 2]
+    assert m["powered_count_change_intervals"] == 0 and m["powered_count_change_intervals_per_day"] == 0
+
+
+@pytest.mark.parametrize("powered, expected", [
+    ([], 0), ([5], 0), ([5, 5, 5], 0),
+    ([3, 3, 4, 4, 2, 2, 2, 5], 3),      # changes into the 3rd, 5th and 8th intervals
+    ([0, 1, 0, 1], 3),                  # every flip counts, whichever way
+])
+def test_count_changes(powered, expected):
+    assert count_changes(powered) == expected
+
+
+def test_daily_cycle_powered_count_changes(fixed):
+    # test_daily_cycle_with_a_scheduled_buffer's run: per day the powered count (joined + on
+    # its way) goes 0 -> 2 at 08:00, 2 -> 4 at 09:00, 4 -> 2 at 17:30, 2 -> 0 at 18:00, each in
+    # its own 10-minute interval: 4 intervals with a change a day, 8 in the 2 days. Off: the
+    # powered-off node-hours over 4 nodes x 48 h.
+    small = [16 if 9 <= (i % 1440) // 60 < 17 else 0 for i in range(2880)]
+    sim, m = _run(trace(small, start=1767571200.0), DAILY, fixed())
+    powered = sim.metrics.intervals["powered_nodes"]
+    assert len(powered) == 288 and max(powered) == 4 and powered[0] == powered[-1] == 0
+    assert m["powered_count_change_intervals"] == 8
+    assert m["powered_count_change_intervals_per_day"] == pytest.approx(4.0)
+    assert m["powered_off_fraction"] == pytest.approx(m["powered_off_node_hours"] / (4 * 48), abs=1e-4)
