@@ -51,9 +51,12 @@ test: host venv collection ## run every test (unit, sanity, lint, molecule, imag
 test-unit: venv collection ## run the unit tests only (minutes; PYTEST_ARGS="-n 2" uses two workers)
 	$(PY) -m pytest tests/unit $(PYTEST_ARGS)
 
-build-collection: venv ## build the collection tarball into build/
+build-collection: venv ## build the collection tarball and the gpufleet wheel into build/dist (the EE's inputs)
 	mkdir -p build/dist
 	$(VENV)/bin/ansible-galaxy collection build --force --output-path build/dist .
+	rm -f build/dist/gpufleet-[0-9]*.whl
+	$(VENV)/bin/pip wheel --no-deps -w build/dist controller/
+	rm -rf controller/build
 
 clean: ## remove build outputs (keeps the venv)
 	rm -rf build .pytest_cache

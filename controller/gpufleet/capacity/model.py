@@ -7,6 +7,10 @@ simulator fills them from a demand trace and its simulated fleet. Times are epoc
 from dataclasses import dataclass, field
 from typing import Optional, Tuple
 
+# the one action model (gpufleet.work): what the planner asks for and how each kind is bounded
+from gpufleet.work.action import Action
+from gpufleet.work.kinds import ACTION_KINDS, BOUNDED_KINDS, BRINGUP_KINDS
+
 __all__ = [
     "Job", "NodeView", "Demand", "Supply", "Action", "Plan", "Gang", "GangMember",
     "DemandSample",
@@ -24,30 +28,6 @@ COLD = "cold"
 PROVISIONING = "provisioning"
 UNAVAILABLE = "unavailable"
 TIERS = (BUSY, IDLE, HOT, WARM, COLD, PROVISIONING, UNAVAILABLE)
-
-# What the planner may ask for. Each kind maps to one playbook run in the controller
-# and to one simulated latency in the simulator.
-ACTION_KINDS = (
-    "bringup",     # cold -> hot: the full bring-up (image, configure, gate), registered and held;
-    #                target_tier warm: then parked
-    "wake",        # warm (parked) -> hot: power on, re-gate when the gate is stale, register held
-    "resume",      # hot -> joined: make schedulable for non-gang demand
-    "admit",       # hot x N -> joined together for one gang job (all or nothing)
-    "substitute",  # a gang member failed or missed its own deadline: nodes = the spare of the
-    #                same pool, replaces = the member
-    "rollback",    # a gang cannot meet its deadline: admit nothing; nodes (members hot or on
-    #                their way) back to warm, members never started released as they are
-    "hold",        # idle joined -> hot (drain, keep powered): scale-down into the hot tier
-    "park",        # idle joined or hot -> warm: drain, power off through Redfish
-    "break_fix",   # failed failures_before_break_fix times in a row (default 2): to a human
-    "reserve",     # a gang is formed: these nodes are set aside for one job until admit/rollback
-)
-# Kinds that run a node operation taking minutes; bounded by the pool's
-# max_concurrent_bringups (bringup, wake) and the fleet's concurrency_limit (all three).
-# rollback, hold, resume, admit, substitute, reserve and break_fix are never held back:
-# they release or record, and blocking them would strand nodes.
-BRINGUP_KINDS = ("bringup", "wake")
-BOUNDED_KINDS = ("bringup", "wake", "park")
 
 
 class PlanInputError(ValueError):
@@ -145,22 +125,6 @@ class DemandSample:
     def gpus(self):
         """The demand the forecast reads: what ran plus what waited."""
         return self.gpus_running + self.gpus_pending
-
-
-@dataclass(frozen=True)
-class Action:
-    """One thing to do, with the reason a person reads in the decision log."""
-    kind: str                       # one of ACTION_KINDS
-    pool: str
-    nodes: Tuple[str, ...]
-    reason: str                     # why, in words a person reads in the decision log
-    job_id: Optional[str] = None
-    gang_id: Optional[str] = None
-    replaces: Optional[str] = None  # substitute: the member it replaces
-    target_tier: Optional[str] = None   # park/hold/rollback: the tier the nodes go to;
-    #                                     bringup: hot, or warm (bring up then park)
-    deadline_at: Optional[float] = None  # reserve: the gang's deadline; wake/bringup/substitute
-    #                                      for a gang: that member's own deadline
 
 
 @dataclass(frozen=True)

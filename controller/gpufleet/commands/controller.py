@@ -72,13 +72,20 @@ def _watch(kind, planning, inventory_path, var_files, say):
 
 
 def build(args, out=None, watch_bmc=True):
-    from gpufleet.controller import inventory, records
+    from gpufleet.controller import inventory, logs, records
     from gpufleet.controller.actuator import Actuator
     from gpufleet.controller.demand import SlurmSource
     from gpufleet.controller.loop import Reconciler
     from gpufleet.controller.planning import Planning
+    from gpufleet import lab_target
 
     ledger_at, inventory_path, var_files, prefix, spool, report_dir = _settings(args)
+    merged = lab_target.merged_vars(var_files)
+    secrets = logs.secrets_of(merged)      # masked before any line is said
+    log = _log(args, out)
+    log.secrets.update(secrets)
+    if getattr(args, "log", None) is not None:
+        args.log.secrets.update(secrets)   # the command's own lines (the plan) too
     planning = Planning(args.policy)
     ledger = records.open_ledger(ledger_at)
     concurrency = args.concurrency or planning.concurrency()
@@ -86,17 +93,29 @@ def build(args, out=None, watch_bmc=True):
     controller_id = args.id or "%s:%d" % (socket.gethostname(), os.getpid())
     hosts = inventory.load_inventory(inventory_path)
     reconciler = Reconciler(SlurmSource(prefix), ledger, planning, actuator, hosts,
-                            controller_id, out=out or sys.stdout, spool_dir=spool, report_dir=report_dir)
+                            controller_id, out=log, spool_dir=spool, report_dir=report_dir)
     for line in pool_warnings(planning, hosts.values()):   # stderr: `status --json` keeps stdout one document
-        print("policy warning: %s" % line, file=sys.stderr, flush=True)
+        log.to(sys.stderr)("policy warning: %s" % line, "warning", event="policy_warning")
     if watch_bmc:   # the background reads and writes (status builds without them)
         reconciler.redfish = _watch("bmc", planning, inventory_path, var_files, reconciler._say)
         reconciler.health = _watch("health", planning, inventory_path, var_files, reconciler._say)
         reconciler.image_features = _image_features(inventory_path, var_files, reconciler._say)
-    from gpufleet import lab_target
     from gpufleet.controller.images import Catalogue
-    reconciler.catalogue = Catalogue(lab_target.merged_vars(var_files))   # rollout/renewal recycles
+    reconciler.catalogue = Catalogue(merged)   # rollout/renewal recycles
     return reconciler
+
+
+def _log(args, out=None):
+    """The command's log (controller/logs.py): ``out``, else stdout (stderr when stdout carries
+    `status --json`'s one document), in the settled format, masking the environment's secrets
+    (build adds the variable files')."""
+    from gpufleet.controller import logs
+
+    log = getattr(args, "log", None)
+    if log is None or out is not None:
+        stream = out if out is not None else (sys.stderr if getattr(args, "json", False) else None)
+        log = logs.Log(stream, getattr(args, "log_format", None) or "text", logs.secrets_of(environ=os.environ))
+    return log
 
 
 def pool_warnings(planning, hosts):
@@ -152,22 +171,20 @@ def settle(args, command="once"):
     path, where = state_dir.resolve(args.state_dir)
     state_dir.configure(path, where)
     args.config_source, args.config_notes, args.origins, args.settled = source, notes, origins, True
-    # notes go to stderr when stdout carries JSON (`status --json`): stdout stays one document
+    args.log = _log(args)
     for note in notes:
-        print("config: %s" % note, flush=True, file=sys.stderr if getattr(args, "json", False) else sys.stdout)
+        args.log("config: %s" % note, event="config_override")
     return args
 
 
 def cmd_once(args):
-    from gpufleet.controller import status
-
     settle(args)
     reconciler = build(args)
     if args.dry_run:
         result = reconciler.once(dry_run=True)
         if result.error:
             return 1
-        print(status.render_plan(result.plan))
+        _say_plan(args, result.plan)
         return 0
     reconciler.take_lease(args.lease_ttl, wait=args.wait)
     try:
@@ -178,8 +195,24 @@ def cmd_once(args):
         from gpufleet.controller import records
         records.release_lease(reconciler.ledger, reconciler.controller_id)
     if result.plan is not None:
-        print(status.render_plan(result.plan))
+        _say_plan(args, result.plan)
     return 1 if result.error else 0
+
+
+def _say_plan(args, plan):
+    """The plan as its table, or (log_format json) one line per action."""
+    from gpufleet.controller import logs, status
+
+    if args.log.fmt == "text":
+        args.log(status.render_plan(plan))
+        return
+    args.log("plan: %d action(s)" % len(plan.actions), event="plan", actions=len(plan.actions))
+    for a in plan.actions:
+        args.log("plan %s %s %s: %s" % (a.kind, a.pool, ",".join(a.nodes), a.reason), reason=a.reason, job=a.job_id,
+                 gang=a.gang_id, replaces=a.replaces, target_tier=a.target_tier,
+                 **logs.action_fields(a, event="planned"))
+    for pool, notes in sorted((plan.notes or {}).items()):
+        args.log("plan notes %s" % pool, event="plan_notes", pool=pool, notes=notes)
 
 
 def cmd_run(args):
@@ -190,8 +223,10 @@ def cmd_run(args):
     reconciler = build(args)
     stopping = []
     signal.signal(signal.SIGTERM, lambda *_a: stopping.append(True))
-    print("controller %s: reconciling every %ss (policy %s)" % (reconciler.controller_id, args.interval, args.policy))
-    print("state: %s (%s)" % state_dir.current(), flush=True)
+    args.log("controller %s: reconciling every %ss (policy %s)" % (reconciler.controller_id, args.interval,
+                                                                   args.policy),
+             event="starting", controller=reconciler.controller_id, interval=args.interval, policy=args.policy)
+    args.log("state: %s (%s)" % state_dir.current(), event="state_dir", path=state_dir.current()[0])
     reconciler.hooks, liveness = service_hooks(args, reconciler, notifier)
     server = start_metrics(args, reconciler, liveness.registry)
     try:
@@ -244,7 +279,8 @@ def start_metrics(args, reconciler, registry=None):
     registry = registry if registry is not None else CollectorRegistry(auto_describe=False)
     registry.register(collector)
     server, _thread = start_http_server(args.metrics_port, addr=args.metrics_addr, registry=registry)
-    print("metrics: http://%s:%d/metrics" % (args.metrics_addr, server.server_port), flush=True)
+    _log(args)("metrics: http://%s:%d/metrics" % (args.metrics_addr, server.server_port), event="metrics",
+               port=server.server_port)
     return server
 
 
@@ -257,7 +293,7 @@ def cmd_status(args):
     world = reconciler.read_world(now)
     reconciler.day2(world, now)      # operator drains and open day-2 cases (nothing recorded)
     from gpufleet.controller import rollouts
-    rollouts.read_book(reconciler, world, now, None)    # rollouts in progress and their nodes
+    rollouts.read_book(reconciler.ledger, world, now, None)    # rollouts in progress and their nodes
     facts = (world, records.open_decisions(reconciler.ledger), records.decisions(reconciler.ledger, limit=args.last),
              records.lease_holder(reconciler.ledger, now), records.node_records(reconciler.ledger))
     if args.json:
@@ -275,6 +311,8 @@ def _common(parser, config=False):
                                              "it exists; never read with --lab unless named)")
         parser.add_argument("--state-dir", help="where run artifacts and reports go (default $STATE_DIRECTORY, "
                                                 "the checkout's build/ outside a service; docs/service.md)")
+        parser.add_argument("--log-format", choices=("text", "json"),
+                            help="log lines as text (default) or one JSON object a line (docs/controller.md, Logs)")
     parser.add_argument("--policy", required=not config, help="capacity policy YAML (docs/capacity.md)")
     parser.add_argument("--lab", action="store_true", help="target the running lab (build/lab/vars.yml)")
     parser.add_argument("-i", "--inventory", help="rack inventory (default inventories/lab.rack.yml)")

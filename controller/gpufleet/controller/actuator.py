@@ -1,90 +1,17 @@
 """Run the planner's actions through the collection's playbooks, a bounded number at once.
 
-Each action kind is one playbook run (or one ledger step for the bookkeeping kinds), with
-the action's nodes as ``gpufleet_targets``. Runs happen in a thread pool (the fleet-wide
-concurrency limit); ``submit`` returns at once and ``collect`` hands back finished ones, so
-the loop keeps reconciling (a job served from hot nodes is not stuck behind a bring-up).
+Each action kind is one playbook run (gpufleet.work.kinds says which, with what variables; the
+bookkeeping kinds are ledger steps), with the action's nodes as ``gpufleet_targets``. Runs
+happen in a thread pool (the fleet-wide concurrency limit); ``submit`` returns at once and
+``collect`` hands back finished ones, so the loop keeps reconciling (a job served from hot
+nodes is not stuck behind a bring-up).
 """
 import concurrent.futures
 import threading
 
 from gpufleet import playbook_runner, state_dir
-from gpufleet.controller import spool
 
-__all__ = ["PLAYBOOK_OF", "DISTURBS_PEERS", "playbook_for", "Actuator"]
-
-# kind -> (playbook, extra variables). bringup stops at hot (registered, held): the planner
-# resumes or admits in a separate, fast step, so a gang never starts on a half-ready set.
-PLAYBOOK_OF = {
-    "bringup": ("bringup", {"gpufleet_bringup_hold": True}),
-    "wake": ("wake", {}),
-    "resume": ("admit", {}),
-    "admit": ("admit", {}),
-    "hold": ("hold", {}),
-    "park": ("park", {}),
-    "rollback": ("park", {}),
-    # day-2 (gpufleet.day2.stage): the controller drains from the Slurm side (a powered-off
-    # node cannot drain itself), so recycle skips its own drain and ends hot (held), and
-    # readmit puts it where the floors need it
-    "drain": ("drain", {}),
-    "requeue": ("requeue", {}),
-    # a replaced member's job pending again: bound to its replacement's reservation
-    "bind": ("bind_replacement", {}),
-    "recycle": ("recycle", {"gpufleet_recycle_hold": True, "gpufleet_recycle_drained": True}),
-    # renewal without a reimage: the gate again on the drained node, which ends hot (held)
-    "revalidate": ("revalidate", {}),
-    "readmit": (None, {}),
-}
-# readmit's playbook by target tier (to hot is a ledger step: the recycle left it hot)
-_READMIT = {"joined": "admit", "warm": "park"}
-# Kinds that power a node off or reimage it: never started on a node lent as a fabric peer to a
-# run in flight (its gate's iperf3 server runs there; a parked peer fails that gate).
-DISTURBS_PEERS = frozenset(("bringup", "recycle", "park", "rollback"))
-
-
-def playbook_for(action):
-    """(playbook or a tuple run in order, extravars) for ``action``; (None, {}) for record-only kinds."""
-    if action.kind == "break_fix" and getattr(action, "record", None) is not None:
-        # day-2's break_fix reads the BMC's log for the technician first (controller/breakfix.py)
-        return "break_fix", {"gpufleet_targets": ",".join(action.nodes), "gpufleet_reason": action.reason}
-    if action.kind not in PLAYBOOK_OF:
-        return None, {}
-    playbook, extra = PLAYBOOK_OF[action.kind]
-    if action.kind == "readmit":
-        playbook = _READMIT.get(action.target_tier)
-        if playbook is None:
-            return None, {}
-    if action.kind == "bringup" and action.target_tier == "warm":
-        playbook = ("bringup", "park")     # bring up, then park: warm supply
-    extra = dict(extra, gpufleet_targets=",".join(action.nodes), gpufleet_reason=action.reason)
-    if action.kind in ("admit", "resume") or (action.kind == "readmit" and playbook == "admit"):
-        extra.update(gpufleet_admit_nodes=list(action.nodes), gpufleet_admit_job=action.job_id or "",
-                     gpufleet_gang_id=action.gang_id or "")
-    if action.kind in ("park", "rollback", "hold") or playbook == "park":
-        extra.update(gpufleet_park_power_off=(action.kind != "hold"))
-    if action.kind == "park" and action.target_tier == spool.SLURM_SUSPENDED:
-        # Slurm's SuspendProgram: Slurm already took the node out and resumes it itself
-        extra.update(gpufleet_park_drain=False)
-    if action.kind == "recycle":
-        extra.update(gpufleet_fabric_peers=list(action.peers))
-        # a rollout or renewal installs its version (the catalogue's variables) and gate profile
-        extra.update(getattr(action, "image", None) or {})
-        profile = (getattr(action, "rollout", None) or {}).get("gate_profile")
-        if profile:
-            extra.update(gpufleet_gate_profile=profile)
-    if action.kind == "requeue":
-        extra.update(gpufleet_requeue_jobs=list(action.jobs))
-    if action.kind == "resume" and getattr(action, "reservation", ""):
-        extra.update(gpufleet_replace_reservation=action.reservation,
-                     gpufleet_replace_nodes=list(action.reserve_nodes),
-                     gpufleet_replace_failed=list(action.release_nodes))
-    if action.kind == "bind":
-        extra.update(gpufleet_bind_job=action.job_id, gpufleet_bind_reservation=action.reservation,
-                     gpufleet_bind_nodes=",".join(action.reserve_nodes))
-    if action.target_tier == "joined":
-        # Slurm's power saving already placed a job on the node: it must come up schedulable
-        extra.update(gpufleet_bringup_hold=False, gpufleet_wake_resume=True)
-    return playbook, extra
+__all__ = ["Actuator"]
 
 
 class Actuator:

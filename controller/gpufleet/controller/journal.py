@@ -8,8 +8,7 @@ recorded state and skip the steps already done) instead of planning them again.
 from collections import Counter
 
 from gpufleet.controller import records
-from gpufleet.day2.model import Day2Action
-from gpufleet.day2.rollout_stage import RolloutAction
+from gpufleet.work import codec
 
 __all__ = ["demand_summary", "supply_summary", "Journal"]
 
@@ -35,19 +34,7 @@ class Journal:
         demand = demand_summary(jobs, action.pool)
         # what a restarted controller needs to resume the action exactly (the decisions table
         # has columns for kind, nodes and job only)
-        demand["action"] = {"gang_id": action.gang_id, "replaces": action.replaces,
-                            "target_tier": action.target_tier, "deadline_at": action.deadline_at}
-        if isinstance(action, RolloutAction):
-            # the rollout book (gpufleet.day2.rollout_book) and a resumed run read these back;
-            # not ``day2``: the repair case book must not take a rollout step for a repair
-            demand["action"].update(rollout=dict(action.rollout), image=dict(action.image),
-                                    peers=list(action.peers))
-        elif isinstance(action, Day2Action):
-            # the case book (gpufleet.day2.cases) and a resumed run read these back
-            demand["action"].update(day2=True, jobs=list(action.jobs), peers=list(action.peers),
-                                    record=action.record, reservation=action.reservation,
-                                    reserve_nodes=list(action.reserve_nodes),
-                                    release_nodes=list(action.release_nodes))
+        demand["action"] = codec.encode(action)
         return records.record_decision(self.ledger, self.controller_id, action, demand,
                                        supply_summary(nodes, action.pool), at=now)
 

@@ -10,23 +10,13 @@ A batch's playbook fails when any member fails, so each decision's outcome is re
 own nodes' ledger states, not from the run's exit code.
 """
 from gpufleet.capacity import model
-from gpufleet.controller import records
-from gpufleet.controller.actuator import playbook_for
+from gpufleet.controller import logs, records
+from gpufleet.work.kinds import expected_state, playbook_for
 
-__all__ = ["Launcher", "expected_state"]
+__all__ = ["Launcher"]
 
 _BATCHED = ("bringup",)
 _PEER_TIERS = (model.HOT, model.IDLE)
-
-
-def expected_state(action):
-    """The ledger state the action's nodes end in when it worked (None: no single one)."""
-    if action.kind in ("bringup", "wake"):
-        return {"joined": "joined", "warm": "parked"}.get(action.target_tier, "hot")
-    if action.kind == "readmit":
-        return {"joined": "joined", "warm": "parked", "hot": "hot"}.get(action.target_tier)
-    return {"park": "parked", "rollback": "parked", "hold": "hot", "resume": "joined",
-            "admit": "joined", "drain": "draining", "recycle": "hot", "revalidate": "hot"}.get(action.kind)
 
 
 class Launcher:
@@ -68,11 +58,11 @@ class Launcher:
             self._before(decision_id, action)
         if first.kind == "bringup":
             extra["gpufleet_fabric_peers"] = self._peers(first.pool, nodes, views, launching)
-        if first.kind in ("bringup", "recycle") and not getattr(first, "image", None):
+        if first.kind in ("bringup", "recycle") and not first.image:
             # after a rollout the pool's image is its version, not the variable files'
             # (a rollout's own recycles carry theirs)
             extra.update(self.image_vars(first.pool))
-        if playbook == "admit" and getattr(first, "gang_id", None):
+        if playbook == "admit" and first.gang_id:
             # the ledger's gang is held to the policy's deadline, the one the planner holds it to
             # (admit.yml's default of 3600 s applies only to runs without the controller)
             extra["gpufleet_gang_deadline_seconds"] = int(self.planning.gang_deadline(first.pool))
@@ -82,7 +72,8 @@ class Launcher:
                 self.planning.gate_fresh(first.pool, getattr(views.get(n), "gate_passed_at", None), self.clock())
                 for n in nodes)
         self.say("start %s %s on %s: %s" % (",".join(str(i) for i, _a in batch), first.kind, ",".join(nodes),
-                                            first.reason))
+                                            first.reason),
+                 reason=first.reason, **logs.action_fields(first, [i for i, _a in batch], event="start", nodes=nodes))
         self.actuator.submit_many(batch, playbook, extra)
 
     def _before(self, decision_id, action):

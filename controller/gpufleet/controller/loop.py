@@ -9,36 +9,19 @@ import time
 from dataclasses import replace
 
 from gpufleet.capacity.model import UNAVAILABLE
-from gpufleet.controller import breakfix, images, inventory, records, rollouts, spool, supply
-from gpufleet.controller.actuator import DISTURBS_PEERS
+from gpufleet.controller import breakfix, images, inventory, logs, records, rollouts, spool, supply
 from gpufleet.controller.errors import ControllerError, LeaseHeld
 from gpufleet.controller.journal import Journal
 from gpufleet.controller.launch import Launcher
 from gpufleet.controller.sampling import SampleRecorder
-from gpufleet.day2 import bindings, rollout_book, rollout_stage, stage
+from gpufleet.day2 import bindings, rollout_stage, stage
 from gpufleet.day2.cases import NOT_STARTED, fold_cases
-from gpufleet.day2.model import DAY2_KINDS, Day2Action
+from gpufleet.work import codec, folds, kinds
+from gpufleet.work.action import REPAIR, Action
 
-__all__ = ["Reconciler", "PassResult", "World", "action_of"]
+__all__ = ["Reconciler", "PassResult", "World"]
 
-# Actions that are records, not machine work: done inline, inside the pass. reserve and
-# substitute change the gang (its book is the decision log, folded by the planner's
-# gangbook.fold); the member's wake or bringup comes as its own action.
-_LEDGER_ONLY = ("break_fix", "reserve", "substitute")
-# How far back the decision log is folded into the gangs in progress (gang deadlines are hours).
-_GANG_LOOKBACK_S = 2 * 86400
-# How far back the decision log is folded into open day-2 cases (a case older than this whose
-# node never came back is left to a person: docs/day2.md).
-_DAY2_LOOKBACK_S = 7 * 86400
 DAY2_HELD = "day2"   # the state the planner sees for a node day-2 holds
-
-
-def _ledger_only(action):
-    """Record-only kinds, and a readmit to hot (the recycle already left the node hot). A day-2
-    break_fix (it carries a record) first reads the BMC's log in the actuator (controller/breakfix.py)."""
-    if action.kind == "break_fix" and getattr(action, "record", None) is not None:
-        return False
-    return action.kind in _LEDGER_ONLY or (action.kind == "readmit" and action.target_tier == "hot")
 
 
 class World:
@@ -68,6 +51,8 @@ class Reconciler:
         self.spool_dir = spool_dir
         self.report_dir = report_dir     # gate reports are read and break_fix records written here
         self.hosts, self.controller_id, self.clock, self.out = hosts, controller_id, clock, out
+        # out: a logs.Log (text or JSON lines, secrets masked) or a stream (text lines)
+        self._stream_log = None
         self.journal = Journal(ledger, controller_id)
         self.launcher = Launcher(ledger, planning, actuator, self.journal, clock, self._say,
                                  fabric_set_of=lambda node: getattr(self.hosts.get(node), "fabric_set", ""),
@@ -87,10 +72,16 @@ class Reconciler:
         # (systemd notify, liveness metrics, retention: gpufleet.controller.service)
         self.hooks = None
 
-    def _say(self, text):
-        if self.out:
-            self.out.write(text + "\n")
-            self.out.flush()
+    def _say(self, text, level="info", **fields):
+        """One log line; ``fields`` (decision, kind, pool, nodes, outcome...) go to its JSON form."""
+        log = self.out
+        if not log:
+            return
+        if not isinstance(log, logs.Log):
+            if self._stream_log is None or self._stream_log.stream is not log:
+                self._stream_log = logs.Log(log)
+            log = self._stream_log
+        log(text, level, **fields)
 
     def read_world(self, now=None):
         """World(jobs as Slurm reports them, jobs with pools, unservable, node views); fails closed."""
@@ -138,10 +129,11 @@ class Reconciler:
         now = self.clock() if now is None else now
         world = self.read_world(now)
         # one read of the decision log per pass: day-2 cases look back further than gangs
-        recent = records.decisions(self.ledger, since=now - max(_DAY2_LOOKBACK_S, _GANG_LOOKBACK_S))
-        book = rollouts.read_book(self, world, now, recent)
+        recent = records.decisions(self.ledger, since=now - folds.LOOKBACK_S)
+        book = rollouts.read_book(self.ledger, world, now, recent)
         self.day2(world, now, commit, decisions=recent, also_out=rollouts.out_by_pool(book))
-        rollouts.plan(self, world, now, book)
+        rollouts.plan(world, now, book, self.planning.pools(), self.catalogue, self.actuator.busy_nodes(),
+                      self.actuator.lent_peers(), inventory.fabric_places(self.hosts), self._say)
         history = records.demand_history(self.ledger, since=now - 28 * 86400)
         # state 'day2' too: the planner retries or breaks a 'failed' node itself (its own bring-up
         # failures), and a node day-2 holds (repair, rollout, renewal) is not its to touch
@@ -157,10 +149,10 @@ class Reconciler:
 
     def day2(self, world, now, commit=False, decisions=None, also_out=None):
         """Run the day-2 stage on what the pass read; sets ``world.day2`` and ``world.cases``.
-        ``decisions``: the decision log from at least _DAY2_LOOKBACK_S back (read when not given)."""
+        ``decisions``: the decision log from at least folds.DAY2_LOOKBACK_S back (read when not given)."""
         if decisions is None:
-            decisions = records.decisions(self.ledger, since=now - _DAY2_LOOKBACK_S)
-        window = [d for d in decisions if d["at"] >= now - _DAY2_LOOKBACK_S]
+            decisions = records.decisions(self.ledger, since=now - folds.DAY2_LOOKBACK_S)
+        window = folds.within(decisions, now, folds.DAY2_LOOKBACK_S)
         world.cases = fold_cases(window)
         rows = [(name, "+".join((node.state,) + tuple(node.flags)), node.reason, None)
                 for name, node in sorted(self._slurm_nodes.items())]
@@ -182,20 +174,19 @@ class Reconciler:
 
     def gangs(self, now, decisions=None):
         """Gangs in progress: the planner's own bookkeeping rule over the recorded decisions
-        (``decisions``: the log from at least _GANG_LOOKBACK_S back; read when not given).
+        (``decisions``: the log from at least folds.GANG_LOOKBACK_S back; read when not given).
 
         An admit ends its gang only once it succeeded: while it runs (or after it failed) the
         gang stays in progress, so its job is not given a second gang meanwhile."""
         if decisions is None:
-            decisions = records.decisions(self.ledger, since=now - _GANG_LOOKBACK_S)
-        acts = [action_of(d) for d in decisions if d["at"] >= now - _GANG_LOOKBACK_S
-                and (d.get("demand") or {}).get("action", {}).get("gang_id")
-                and (d["action"] != "admit" or d["outcome"] == "ok")]
+            decisions = records.decisions(self.ledger, since=now - folds.GANG_LOOKBACK_S)
+        acts = folds.gang_actions(d for d in folds.within(decisions, now, folds.GANG_LOOKBACK_S)
+                                if d["action"] != "admit" or d["outcome"] == "ok")
         return self.planning.fold_gangs(acts)
 
     def converge(self):
         """After a restart: resume every decision a previous controller left without outcome."""
-        pairs = [(d["id"], action_of(d)) for d in self.journal.unfinished()]
+        pairs = [(d["id"], codec.decode(d)) for d in self.journal.unfinished()]
         if not pairs:
             return []
         try:
@@ -203,10 +194,11 @@ class Reconciler:
         except ControllerError:
             views = {}   # no fabric peers offered; the runs still converge
         for decision_id, action in pairs:
-            self._say("resume decision %s: %s %s (left in flight)" % (decision_id, action.kind, ",".join(action.nodes)))
-        machine = [(i, a) for i, a in pairs if not _ledger_only(a)]
+            self._say("resume decision %s: %s %s (left in flight)" % (decision_id, action.kind, ",".join(action.nodes)),
+                      **logs.action_fields(action, decision_id, event="resume"))
+        machine = [(i, a) for i, a in pairs if not kinds.ledger_only(a)]
         for i, a in pairs:
-            if _ledger_only(a):
+            if kinds.ledger_only(a):
                 self._ledger_step(i, a)
         self.launcher.launch(machine, views)
         return [i for i, _a in pairs]
@@ -218,7 +210,7 @@ class Reconciler:
         try:
             plan, world = self.plan(now, commit=not dry_run)
         except ControllerError as exc:
-            self._say("pass skipped: %s" % exc)
+            self._say("pass skipped: %s" % exc, "error", event="pass_skipped")
             return PassResult(finished=finished, error=str(exc))
         jobs, views = world.jobs, world.nodes
         if dry_run:
@@ -238,12 +230,12 @@ class Reconciler:
         kept = {}      # path -> (request, nodes whose actions wait for a node free of other work)
         # the rollout's canaries and phase are written before its steps are recorded: a restarted
         # controller keeps the canaries it chose (docs/day2.md)
-        mine = rollouts.apply_updates(self, world)
+        mine = rollouts.apply_updates(self.ledger, world, self._say)
         planned = [self._with_record(a) for a in plan.actions]
         for action in list(world.day2.actions) + mine + requests + planned:
-            machine = not _ledger_only(action)
+            machine = not kinds.ledger_only(action)
             if machine and (busy.intersection(action.nodes) or
-                            (action.kind in DISTURBS_PEERS and lent.intersection(action.nodes))):
+                            (kinds.disturbs_peers(action) and lent.intersection(action.nodes))):
                 # never two machine actions on one node at once, and a fabric peer of a run in
                 # flight stays up until that run ends; Slurm's request waits in the spool
                 if id(action) in waiting:
@@ -251,15 +243,16 @@ class Reconciler:
                     kept.setdefault(path, (req, []))[1].extend(action.nodes)
                 continue
             decision_id = self.journal.intent(action, jobs, views, now)
-            if getattr(action, "blocked", ""):
+            if action.blocked:
                 self._say("not started %s %s %s: %s" % (decision_id, action.kind, ",".join(action.nodes),
-                                                        action.blocked))
+                                                        action.blocked), "warning",
+                          **logs.action_fields(action, decision_id, NOT_STARTED, event="not_started"))
                 self.journal.outcome(decision_id, "%s %s" % (NOT_STARTED, action.blocked))
                 continue
             started.append((decision_id, action))
             if machine:
                 busy.update(action.nodes)
-                lent.update(getattr(action, "peers", ()) or ())
+                lent.update(action.peers)
                 to_run.append((decision_id, action))
             else:
                 self._ledger_step(decision_id, action)
@@ -270,11 +263,11 @@ class Reconciler:
     def _with_record(self, action):
         """The planner's break_fix (failed bring-ups in a row) gets a technician's record, its
         SEL read and its file like day-2's; the planner stays pure, the ledger is read here."""
-        if action.kind != "break_fix" or getattr(action, "record", None) is not None or len(action.nodes) != 1:
+        if action.kind != "break_fix" or action.record is not None or len(action.nodes) != 1:
             return action
         node = action.nodes[0]
         record = breakfix.for_failed_bringups(node, action.pool, self.ledger.history(node))
-        return Day2Action("break_fix", action.pool, action.nodes, action.reason, record=record)
+        return Action("break_fix", action.pool, action.nodes, action.reason, record=record, stage=REPAIR)
 
     def _spool_requests(self):
         """Power-saving requests waiting in the spool; removed after their decisions are recorded."""
@@ -282,7 +275,7 @@ class Reconciler:
         for path, request in spool.pending(self.spool_dir):
             self._taken.append(path)
             if request["kind"] == "invalid":
-                self._say("spool: ignoring unreadable request %s (%s)" % (path, request.get("error")))
+                self._say("spool: ignoring unreadable request %s (%s)" % (path, request.get("error")), "warning")
                 continue
             yield path, request
 
@@ -299,7 +292,7 @@ class Reconciler:
                 try:
                     spool.submit(self.spool_dir, req["kind"], ",".join(sorted(set(nodes))), clock=self.clock)
                 except ControllerError as exc:
-                    self._say("spool: keeping %s whole: %s" % (path, exc))
+                    self._say("spool: keeping %s whole: %s" % (path, exc), "warning")
                     continue
             spool.done(path)
         self._taken = []
@@ -318,7 +311,8 @@ class Reconciler:
         except records.LifecycleError as exc:   # refused by the state machine: recorded, loop goes on
             outcome = "failed: %s" % exc
         self._say("record %s %s %s: %s (%s)" % (decision_id, action.kind, ",".join(action.nodes), action.reason,
-                                                 outcome))
+                                                 outcome), "info" if outcome == "ok" else "warning",
+                  reason=action.reason, **logs.action_fields(action, decision_id, outcome, event="record"))
         self.journal.outcome(decision_id, outcome)
 
     def _finish(self, wait=False):
@@ -331,7 +325,9 @@ class Reconciler:
             if action.kind == "admit" and outcome == "ok":
                 records.release_members(self.ledger, action.nodes)
             self.journal.outcome(decision_id, outcome)
-            self._say("done %s %s on %s: %s" % (decision_id, action.kind, ",".join(action.nodes), outcome))
+            self._say("done %s %s on %s: %s" % (decision_id, action.kind, ",".join(action.nodes), outcome),
+                      "info" if outcome == "ok" else "warning",
+                      **logs.action_fields(action, decision_id, outcome, event="done"))
             finished.append((decision_id, action, outcome))
         return finished
 
@@ -394,28 +390,7 @@ class Reconciler:
                 raise LeaseHeld("Controller %s holds the lease until %s; only one controller acts at a time. "
                                 "Stop it, or wait for the lease to expire (--wait)."
                                 % (holder, records.iso(expires)), holder=holder)
-            self._say("waiting: controller %s holds the lease" % holder)
+            self._say("waiting: controller %s holds the lease" % holder, event="standby", holder=holder)
             self._hook("waiting", holder)
             time.sleep(poll)
 
-
-def action_of(decision):
-    from gpufleet.capacity.model import Action
-    extra = (decision.get("demand") or {}).get("action") or {}
-    if rollout_book.rollout_of(decision) is not None:
-        return rollout_stage.RolloutAction(
-            kind=decision["action"], pool=decision["pool"], nodes=tuple(decision["nodes"] or ()),
-            reason=decision["reason"], target_tier=extra.get("target_tier"), rollout=dict(extra["rollout"]),
-            image=dict(extra.get("image") or {}), peers=tuple(extra.get("peers") or ()))
-    if extra.get("day2") and decision["action"] in DAY2_KINDS:
-        return Day2Action(kind=decision["action"], pool=decision["pool"], nodes=tuple(decision["nodes"] or ()),
-                          reason=decision["reason"], job_id=decision.get("job"), replaces=extra.get("replaces"),
-                          target_tier=extra.get("target_tier"),
-                          jobs=tuple(extra.get("jobs") or ()), peers=tuple(extra.get("peers") or ()),
-                          record=extra.get("record"), reservation=extra.get("reservation") or "",
-                          reserve_nodes=tuple(extra.get("reserve_nodes") or ()),
-                          release_nodes=tuple(extra.get("release_nodes") or ()))
-    return Action(kind=decision["action"], pool=decision["pool"], nodes=tuple(decision["nodes"] or ()),
-                  reason=decision["reason"], job_id=decision.get("job"), gang_id=extra.get("gang_id"),
-                  replaces=extra.get("replaces"), target_tier=extra.get("target_tier"),
-                  deadline_at=extra.get("deadline_at"))

@@ -5,14 +5,16 @@ and folds the rollout book from the decision log (from the oldest rollout's star
 older than the pass's look-back); ``plan`` runs the stage after the repair stage (repairs are
 counted first in the one budget) and fills each recycle's image variables from the catalogue;
 ``apply_updates`` writes the canaries and phases the stage decided, before its actions are
-recorded, and returns the actions to record.
+recorded, and returns the actions to record. Each takes what it reads (the ledger, the pools'
+policies, the nodes in flight) and a ``say`` for the lines a person reads, not the loop itself.
 """
 from dataclasses import replace
 
-from gpufleet.controller import inventory, records
+from gpufleet.controller import records
 from gpufleet.controller.errors import ControllerError
 from gpufleet.day2 import rollout_book, rollout_stage
 from gpufleet.day2.cases import NOT_STARTED
+from gpufleet.work import folds
 
 __all__ = ["read_book", "out_by_pool", "plan", "apply_updates", "day2_out"]
 
@@ -41,7 +43,7 @@ def _with_image(action, catalogue):
         return replace(action, blocked=exc.msg)
 
 
-def read_book(reconciler, world, now, recent):
+def read_book(ledger, world, now, recent):
     """Sets ``world.rollouts`` (the unfinished ones of ``world.rollout_rows``); -> the rollout
     book folded from the decision log (from the oldest rollout's start when it is older than
     ``recent``)."""
@@ -49,7 +51,7 @@ def read_book(reconciler, world, now, recent):
     oldest = min([r["created_at"] for r in world.rollouts], default=now)
     decisions = recent
     if recent is None or (recent and oldest < recent[0]["at"]):
-        decisions = records.decisions(reconciler.ledger, since=min(oldest, now - 7 * 86400))
+        decisions = records.decisions(ledger, since=min(oldest, now - folds.LOOKBACK_S))
     world.rollout_book = rollout_book.fold(decisions)
     return world.rollout_book
 
@@ -58,40 +60,40 @@ def out_by_pool(book):
     return rollout_stage.out_by_pool(book)
 
 
-def plan(reconciler, world, now, book):
-    """Sets ``world.rollout``: the stage's pass after the repair stage, recycles with their image
-    variables; a step not started for the same reason as last time is said once, not recorded."""
-    passed = rollout_stage.decide(world.rollouts, world.nodes, world.raw, reconciler.planning.pools(), book,
-                                  day2_out(world), world.day2.claimed, reconciler.actuator.busy_nodes(), now,
-                                  fabric=inventory.fabric_places(reconciler.hosts),
-                                  lent=reconciler.actuator.lent_peers())
+def plan(world, now, book, pools, catalogue, busy, lent, fabric, say):
+    """Sets ``world.rollout``: the stage's pass after the repair stage (whose nodes are
+    ``world.day2.claimed``), recycles with their image variables; a step not started for the same
+    reason as last time is said once, not recorded. ``pools``: {pool: Pool policy}; ``busy``
+    and ``lent``: the nodes in flight and lent as fabric peers; ``fabric``: inventory.fabric_places."""
+    passed = rollout_stage.decide(world.rollouts, world.nodes, world.raw, pools, book, day2_out(world),
+                                  world.day2.claimed, busy, now, fabric=fabric, lent=lent)
     actions = []
     for action in passed.actions:
-        action = _with_image(action, reconciler.catalogue)
+        action = _with_image(action, catalogue)
         item = book.items.get(action.nodes[0])
         if action.blocked and item is not None and item.not_started == "%s %s" % (NOT_STARTED, action.blocked):
-            reconciler._say("rollout %s %s: %s" % (action.nodes[0], action.kind, action.blocked))
+            say("rollout %s %s: %s" % (action.nodes[0], action.kind, action.blocked))
             continue
         actions.append(action)
     world.rollout = replace(passed, actions=tuple(actions))
     for note in passed.notes:
-        reconciler._say("rollout %s" % note)
+        say("rollout %s" % note)
     return world.rollout
 
 
-def apply_updates(reconciler, world):
+def apply_updates(ledger, world, say):
     """Write the stage's rollout updates; -> the actions to record. A phase change that lost a
     race (an operator halted or rolled back meanwhile) drops that rollout's new steps."""
     lost = set()
     for update in world.rollout.updates:
         if update.canaries is not None:
-            records.set_rollout_canaries(reconciler.ledger, update.rollout_id, update.canaries)
-            reconciler._say("rollout %s: canaries %s" % (update.rollout_id, ", ".join(update.canaries)))
+            records.set_rollout_canaries(ledger, update.rollout_id, update.canaries)
+            say("rollout %s: canaries %s" % (update.rollout_id, ", ".join(update.canaries)))
         if update.phase is not None:
-            moved = records.set_rollout_phase(reconciler.ledger, update.rollout_id, update.phase, update.reason,
+            moved = records.set_rollout_phase(ledger, update.rollout_id, update.phase, update.reason,
                                               expect=update.expect or None)
             if moved:
-                reconciler._say("rollout %s: %s (%s)" % (update.rollout_id, update.phase, update.reason))
+                say("rollout %s: %s (%s)" % (update.rollout_id, update.phase, update.reason))
             else:
                 lost.add(update.rollout_id)
     return [a for a in world.rollout.actions

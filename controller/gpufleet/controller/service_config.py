@@ -9,7 +9,7 @@ variable ``$GPUFLEET_CONTROLLER_SPOOL``, then the file, then the built-in defaul
 differs from the file's value is said once at start, never silently replaced by it.
 """
 import os
-from typing import Optional, Tuple
+from typing import Literal, Optional, Tuple
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, model_validator
 from typing_extensions import Annotated
@@ -64,6 +64,7 @@ class ControllerConfig(_Strict):
     interval: Optional[Duration] = None
     lease_ttl: Optional[Duration] = None
     wait: Optional[StrictBool] = None
+    log_format: Optional[Literal["text", "json"]] = None
     metrics: MetricsConfig = MetricsConfig()
     retention: RetentionConfig = RetentionConfig()
 
@@ -89,6 +90,7 @@ SETTINGS = {
     "interval": (("interval",), "--interval", 10.0),
     "lease_ttl": (("lease_ttl",), "--lease-ttl", 60.0),
     "wait": (("wait",), "--wait", False),
+    "log_format": (("log_format",), "--log-format", "text"),
     "metrics_addr": (("metrics", "address"), "--metrics-addr", "127.0.0.1"),
     "metrics_port": (("metrics", "port"), "--metrics-port", None),
     "keep_runs": (("retention", "keep_runs"), "--keep-runs", 500),

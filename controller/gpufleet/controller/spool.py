@@ -15,20 +15,20 @@ import time
 import uuid
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import states
-from gpufleet.capacity.model import Action
 from gpufleet.controller.errors import ControllerError
 from gpufleet.controller.slurm_json import expand_hostlist
+from gpufleet.work.action import Action
+from gpufleet.work.kinds import SLURM_SUSPENDED
 
 __all__ = ["KINDS", "SLURM_RESUMED", "SLURM_SUSPENDED", "submit", "pending", "actions_for", "done"]
 
 KINDS = ("resume", "suspend", "resume-fail")
 # Target tiers that say Slurm's power saving asked (they persist with the decision, so a
 # restarted controller resumes the action the same way): a resumed node must come up
-# schedulable (Slurm already placed a job on it); a suspended node is powered off WITHOUT a
-# drain, since Slurm already took it out of scheduling and resumes it itself when a job needs
-# it (a drained node would never be picked again).
+# schedulable (Slurm already placed a job on it); a suspended node (SLURM_SUSPENDED) is powered
+# off WITHOUT a drain, since Slurm already took it out of scheduling and resumes it itself when
+# a job needs it (a drained node would never be picked again).
 SLURM_RESUMED = "joined"
-SLURM_SUSPENDED = "suspended"
 
 
 def submit(spool, kind, hostlist, clock=time.time):

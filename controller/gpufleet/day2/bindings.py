@@ -20,7 +20,8 @@ A bind that failed hands the job back to the planner.
 from dataclasses import dataclass, replace
 from typing import Optional, Tuple
 
-from gpufleet.day2.model import Day2Action
+from gpufleet.work.action import REPAIR, Action
+from gpufleet.work.codec import extra_of
 
 __all__ = ["Replacement", "fold", "steps", "held_nodes", "awaiting_bind"]
 
@@ -41,7 +42,7 @@ def fold(decisions):
     replacements resumed (outcome ok), ``bound`` once a ``bind`` is recorded (in flight or done)."""
     found = {}
     for decision in decisions:
-        extra = (decision.get("demand") or {}).get("action") or {}
+        extra = extra_of(decision)
         name = extra.get("reservation")
         if not extra.get("day2") or not name:
             continue
@@ -63,17 +64,17 @@ def _pending_outside(replacements, jobs):
 
 
 def steps(replacements, jobs):
-    """replacements: ``fold``'s; jobs: the capacity Jobs Slurm reports -> ``bind`` Day2Actions
+    """replacements: ``fold``'s; jobs: the capacity Jobs Slurm reports -> ``bind`` Actions
     for each job pending again outside its replacement's reservation."""
     out = []
     for item in _pending_outside(replacements, jobs):
         if item.bound:
             continue
-        out.append(Day2Action(
+        out.append(Action(
             "bind", item.pool, item.spare,
             f"job {item.job_id} is pending again: bound to reservation {item.reservation} "
             f"({','.join(item.nodes)}: its surviving nodes and its replacement {','.join(item.spare)})",
-            job_id=item.job_id, reservation=item.reservation, reserve_nodes=item.nodes))
+            job_id=item.job_id, reservation=item.reservation, reserve_nodes=item.nodes, stage=REPAIR))
     return out
 
 

@@ -10,8 +10,10 @@ from dataclasses import dataclass, replace
 from typing import Tuple
 
 from gpufleet.day2.repair import Case
+from gpufleet.work import folds
+from gpufleet.work.codec import is_day2
 
-__all__ = ["OpenCase", "NOT_STARTED", "fold_cases", "is_day2"]
+__all__ = ["OpenCase", "NOT_STARTED", "fold_cases"]
 
 # Outcome prefix of a step recorded but never started (too few fabric peers, ...).
 NOT_STARTED = "not started:"
@@ -23,12 +25,6 @@ class OpenCase:
     reasons: Tuple[Tuple[float, str], ...] = ()   # (when, why) of each step, for break_fix
     in_flight: bool = False                        # its last decision has no outcome yet
     not_started: str = ""                          # the last 'not started' outcome, said once
-
-
-def is_day2(decision):
-    """Day-2 decisions carry ``day2: true`` beside the action (the capacity planner's
-    break_fix does not)."""
-    return bool(((decision.get("demand") or {}).get("action") or {}).get("day2"))
 
 
 def _ended(decision):
@@ -63,19 +59,7 @@ def _step(open_case, decision):
 
 def fold_cases(decisions):
     """decisions: the ledger's decision dicts, oldest first -> {node: OpenCase}."""
-    cases = {}
-    for decision in decisions:
-        if not is_day2(decision) or not decision.get("nodes"):
-            continue
-        for node in decision["nodes"]:
-            current = cases.get(node)
-            if current is None:
-                if decision["action"] != "drain":
-                    continue   # its opening drain is older than the look-back: not ours now
-                current = OpenCase(Case(node, decision["pool"], "detected", float(decision["at"])))
-            after = _step(current, decision)
-            if after is None:
-                cases.pop(node, None)
-            else:
-                cases[node] = after
-    return cases
+    def opened(decision, node):   # a drain opens a case
+        return OpenCase(Case(node, decision["pool"], "detected", float(decision["at"]))) \
+            if decision["action"] == "drain" else None
+    return folds.per_node([d for d in decisions if is_day2(d)], opened, _step)

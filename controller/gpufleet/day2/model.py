@@ -1,9 +1,8 @@
 """Day-2 data: health signals and the severities that order the work (plain frozen data)."""
 from dataclasses import dataclass
-from typing import Optional, Tuple
+from typing import Tuple
 
-__all__ = ["Signal", "OperatorDrain", "Detection", "SEVERITY", "severity_of", "DAY2_KINDS",
-           "Day2Action"]
+__all__ = ["Signal", "OperatorDrain", "Detection", "SEVERITY", "severity_of"]
 
 # Lower is more severe: the budget starts the worst first. A node that is gone (down, failed,
 # powered off) outranks one that still answers but reports a fault.
@@ -49,36 +48,3 @@ class Detection:
     signals: Tuple[Signal, ...] = ()
     operator: Tuple[OperatorDrain, ...] = ()
     ours: Tuple[str, ...] = ()
-
-
-# What the day-2 stage asks the controller to do; each is one recorded decision. resume: a hot
-# node replacing a failed member of a running multi-node job (job_id: the job, replaces: the
-# failed node), run as the capacity planner's resume is.
-DAY2_KINDS = ("drain", "requeue", "recycle", "readmit", "break_fix", "resume", "bind")
-
-
-@dataclass(frozen=True)
-class Day2Action:
-    """A day-2 step as the controller records and runs it. The first nine fields are the
-    capacity planner's ``Action`` fields (the journal and the actuator read those); ``jobs``
-    (requeue), ``peers`` (recycle's fabric peers), ``record`` (break_fix's record, a dict) and
-    ``blocked`` (why it must not start: recorded, not run) are day-2's own."""
-    kind: str
-    pool: str
-    nodes: Tuple[str, ...]
-    reason: str
-    job_id: Optional[str] = None
-    gang_id: Optional[str] = None
-    replaces: Optional[str] = None
-    target_tier: Optional[str] = None
-    deadline_at: Optional[float] = None
-    jobs: Tuple[str, ...] = ()
-    peers: Tuple[str, ...] = ()
-    record: Optional[dict] = None
-    blocked: str = ""
-    # "replace, then repair": the reservation (JOB@EPOCH) a replacement is resumed in and bound
-    # to once its job is pending again, its nodes (the job's survivors and the spare) and the
-    # job's failed members the spares replace (taken out of the job's own gang reservation)
-    reservation: str = ""
-    reserve_nodes: Tuple[str, ...] = ()
-    release_nodes: Tuple[str, ...] = ()

@@ -19,10 +19,11 @@ from dataclasses import dataclass, field, replace
 from typing import Dict, FrozenSet, Optional
 
 from gpufleet.day2.cases import NOT_STARTED
+from gpufleet.work import folds
+from gpufleet.work.codec import rollout_of
 
-__all__ = ["Item", "Book", "fold", "rollout_of", "ROLES"]
+__all__ = ["Item", "Book", "fold"]
 
-ROLES = ("canary", "batch", "rollback", "renewal")
 # the steps that put a drained node through the gate: a reimage, or the gate alone (renewal)
 _RECYCLES = ("recycle", "revalidate")
 
@@ -49,12 +50,6 @@ class Book:
     results: Dict[int, Dict[str, bool]] = field(default_factory=dict)   # rollout -> node -> passed
     moved: Dict[int, FrozenSet[str]] = field(default_factory=dict)  # rollout -> nodes on its target
     rollback_failures: Dict[int, Dict[str, int]] = field(default_factory=dict)  # rollout -> node -> count
-
-
-def rollout_of(decision):
-    """The decision's ``rollout`` extra (a dict), or None for every other decision."""
-    extra = ((decision.get("demand") or {}).get("action") or {}).get("rollout")
-    return extra if isinstance(extra, dict) and extra.get("role") in ROLES else None
 
 
 def _open(decision, extra, node):
@@ -105,21 +100,13 @@ def _result(results, moved, failures, extra, node, decision):
 
 def fold(decisions):
     """decisions: the ledger's decision dicts, oldest first -> Book."""
-    items, results, moved, failures = {}, {}, {}, {}
-    for decision in decisions:
-        extra = rollout_of(decision)
-        if extra is None or not decision.get("nodes"):
-            continue
-        for node in decision["nodes"]:
-            _result(results, moved, failures, extra, node, decision)
-            current = items.get(node)
-            if current is None:
-                if decision["action"] not in ("drain", "recycle"):
-                    continue     # its opening step is older than the look-back
-                current = _open(decision, extra, node)
-            after = _step(current, decision)
-            if after is None:
-                items.pop(node, None)
-            else:
-                items[node] = after
+    mine = [d for d in decisions if rollout_of(d) is not None]
+    results, moved, failures = {}, {}, {}
+    for decision in mine:
+        for node in decision.get("nodes") or ():
+            _result(results, moved, failures, rollout_of(decision), node, decision)
+
+    def opened(decision, node):   # a drain, or a recycle of a node that was already failed
+        return _open(decision, rollout_of(decision), node) if decision["action"] in ("drain", "recycle") else None
+    items = folds.per_node(mine, opened, _step)
     return Book(items, results, {rid: frozenset(nodes) for rid, nodes in moved.items()}, failures)

@@ -16,29 +16,18 @@ failures than ``day2.refresh.max_canary_failures`` halt the rollout, which then 
 previous version on every node it moved (``rolling_back``), as an operator's ``gpufleet
 refresh rollback`` does.
 """
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from types import SimpleNamespace
 from typing import Optional, Tuple
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import states
 from gpufleet.capacity.model import UNAVAILABLE
 from gpufleet.day2 import budget, renewal
-from gpufleet.day2.model import Day2Action
 from gpufleet.day2.refresh import Rollout, plan_refresh
 from gpufleet.day2.stage import IN_SERVICE, _peer_pick, _running_on
+from gpufleet.work.action import ROLLOUT, Action
 
-__all__ = ["RolloutAction", "RolloutPass", "Update", "decide", "label", "out_by_pool"]
-
-
-@dataclass(frozen=True)
-class RolloutAction(Day2Action):
-    """A rollout or renewal step (kind drain, recycle or readmit) as the controller records and
-    runs it: a day-2 action's fields (``peers``, ``blocked``; ``jobs`` and ``record`` unused)
-    plus ``rollout``, the extra the book folds back, and ``image``, the image variables the
-    recycle installs (filled by the loop from the image catalogue). Recorded as ``rollout``,
-    not ``day2``: the repair case book never sees it."""
-    rollout: dict = field(default_factory=dict)
-    image: dict = field(default_factory=dict)
+__all__ = ["RolloutPass", "Update", "decide", "label", "out_by_pool"]
 
 
 @dataclass(frozen=True)
@@ -52,7 +41,7 @@ class Update:
 
 @dataclass(frozen=True)
 class RolloutPass:
-    actions: Tuple[RolloutAction, ...] = ()
+    actions: Tuple[Action, ...] = ()   # stage ROLLOUT: drain, recycle, revalidate, readmit
     updates: Tuple[Update, ...] = ()
     claimed: frozenset = frozenset()
     notes: Tuple[str, ...] = ()
@@ -96,7 +85,7 @@ class _Pass:
         self.held.add(node)
 
     def add_step(self, kind, pool, node, why, extra, target_tier):
-        action = RolloutAction(kind, pool, (node,), why, target_tier=target_tier, rollout=dict(extra))
+        action = Action(kind, pool, (node,), why, target_tier=target_tier, rollout=dict(extra), stage=ROLLOUT)
         if kind == "recycle":
             rules = self.pools[pool]
             pick = _peer_pick(node, pool, self.views, self.held | {node}, self.busy, rules, self.now, self.fabric,

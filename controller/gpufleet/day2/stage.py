@@ -23,7 +23,8 @@ from gpufleet.capacity.model import HOT, UNAVAILABLE, WARM
 from gpufleet.capacity.tiers import gate_valid
 from gpufleet.day2 import bindings, budget, detect, peers, persistence, repair
 from gpufleet.day2.cases import NOT_STARTED
-from gpufleet.day2.model import Day2Action, OperatorDrain, Signal
+from gpufleet.day2.model import OperatorDrain, Signal
+from gpufleet.work.action import REPAIR, Action
 
 __all__ = ["Day2Pass", "decide", "IN_SERVICE", "REASON_PREFIX"]
 
@@ -35,7 +36,7 @@ _NO_REASON = ("", "none", "(null)")
 
 @dataclass(frozen=True)
 class Day2Pass:
-    actions: Tuple[Day2Action, ...] = ()
+    actions: Tuple[Action, ...] = ()
     tracks: Dict = field(default_factory=dict)
     operator: Tuple[OperatorDrain, ...] = ()
     claimed: frozenset = frozenset()     # open cases, drains started now, operator drains,
@@ -151,36 +152,36 @@ def _replacements(failed, jobs, views, claimed, busy, now):
         if step.kind == "replace":
             taken.add(step.replacement)
             name, why = _reservation_for(by_id[step.job_id], now)
-            actions.append(Day2Action("resume", step.pool, (step.replacement,), step.reason + why,
-                                      job_id=step.job_id, replaces=step.node, reservation=name,
-                                      reserve_nodes=tuple(sorted(reserve[step.job_id])) if name else (),
-                                      release_nodes=tuple(sorted(release[step.job_id])) if name else ()))
+            actions.append(Action("resume", step.pool, (step.replacement,), step.reason + why,
+                                  job_id=step.job_id, replaces=step.node, reservation=name,
+                                  reserve_nodes=tuple(sorted(reserve[step.job_id])) if name else (),
+                                  release_nodes=tuple(sorted(release[step.job_id])) if name else (), stage=REPAIR))
         else:
-            actions.append(Day2Action("resume", step.pool, (), step.reason, job_id=step.job_id,
-                                      replaces=step.node, blocked=step.reason))
+            actions.append(Action("resume", step.pool, (), step.reason, job_id=step.job_id,
+                                  replaces=step.node, blocked=step.reason, stage=REPAIR))
     return actions, taken
 
 
 def _case_action(open_case, step, views, claimed, busy, rules, now, fabric=None, lent=()):
     case = open_case.case
     if step.kind == "requeue":
-        return Day2Action("requeue", case.pool, (case.node,), step.reason, jobs=step.jobs)
+        return Action("requeue", case.pool, (case.node,), step.reason, jobs=step.jobs, stage=REPAIR)
     if step.kind == "drain":
-        return Day2Action("drain", case.pool, (case.node,), step.reason)
+        return Action("drain", case.pool, (case.node,), step.reason, stage=REPAIR)
     if step.kind == "recycle":
         pick = _peer_pick(case.node, case.pool, views, claimed, busy, rules, now, fabric, lent)
         if not pick.ok:
-            return Day2Action("recycle", case.pool, (case.node,), step.reason,
-                              blocked="too few fabric peers: %s" % pick.reason)
-        return Day2Action("recycle", case.pool, (case.node,), "%s (%s)" % (step.reason, pick.reason),
-                          peers=pick.peers)
+            return Action("recycle", case.pool, (case.node,), step.reason,
+                          blocked="too few fabric peers: %s" % pick.reason, stage=REPAIR)
+        return Action("recycle", case.pool, (case.node,), "%s (%s)" % (step.reason, pick.reason),
+                      peers=pick.peers, stage=REPAIR)
     if step.kind == "readmit":
-        return Day2Action("readmit", case.pool, (case.node,), step.reason,
-                          target_tier=step.target_tier)
+        return Action("readmit", case.pool, (case.node,), step.reason,
+                      target_tier=step.target_tier, stage=REPAIR)
     if step.kind == "break_fix":
         record = repair.break_fix_record(case, open_case.reasons, (), ())
-        return Day2Action("break_fix", case.pool, (case.node,), record.summary,
-                          record=asdict(record))
+        return Action("break_fix", case.pool, (case.node,), record.summary,
+                      record=asdict(record), stage=REPAIR)
     return None
 
 
@@ -233,8 +234,8 @@ def decide(rows, views, jobs, pools, tracks, cases, busy, now, extra_signals=(),
     notes += ["%s: %s" % (a.replaces, a.blocked) for a in actions if a.blocked]
     claimed |= spares
     for cand in chosen.start:
-        actions.append(Day2Action("drain", cand.pool, (cand.node,),
-                                  "; ".join(why[cand.node]), jobs=running.get(cand.node, ())))
+        actions.append(Action("drain", cand.pool, (cand.node,),
+                              "; ".join(why[cand.node]), jobs=running.get(cand.node, ()), stage=REPAIR))
     for node, open_case in sorted(cases.items()):
         if open_case.in_flight or node in busy:
             continue

@@ -17,6 +17,7 @@ from gpufleet.controller.supply import epoch
 from gpufleet.view.gate_files import gate_reports
 from gpufleet.view.inputs import FleetInputs, PoolSpec, Sample, Transition
 from gpufleet.view.slurm_input import read_sinfo, read_squeue
+from gpufleet.work import folds
 
 __all__ = ["SourceError", "load", "pools_from_policy", "run_slurm", "ledger_transitions",
            "ledger_samples", "ledger_gangs", "decision_gangs", "open_ledger", "GANG_LOOKBACK_S"]
@@ -81,16 +82,15 @@ def ledger_samples(ledger, since=None):
 def _job_of_gang(gang_id):
     return gang_id.split("@", 1)[0]
 
-# How far back the decision log is folded into gangs in progress (gang deadlines are hours).
-GANG_LOOKBACK_S = 2 * 86400
+# How far back the decision log is folded into gangs in progress (the controller's look-back).
+GANG_LOOKBACK_S = folds.GANG_LOOKBACK_S
 
 
 def decision_gangs(decision_rows):
     """Gangs the controller is forming: the planner's fold over the recorded decisions, read
     the way the controller's loop reads them (gpufleet.controller.loop)."""
     from gpufleet.capacity.gangbook import fold
-    from gpufleet.controller.loop import action_of  # the loop's own decision -> Action reader
-    acts = [action_of(d) for d in decision_rows if ((d.get("demand") or {}).get("action") or {}).get("gang_id")]
+    acts = folds.gang_actions(decision_rows)   # the loop's own decision -> Action reader
     return tuple({"gang_id": g.gang_id, "job": g.job_id, "size": g.size, "status": "forming",
                   "members": [{"node": m.node, "status": "member"} for m in g.members]}
                  for g in fold((), acts))

@@ -193,7 +193,10 @@ def test_no_two_packages_of_the_controller_package_import_each_other():
     assert not _cycles(packages)
 
 
-@pytest.mark.parametrize("lower, upper", [("controller", "view"), ("view", "report")])
+@pytest.mark.parametrize("lower, upper", [("controller", "view"), ("view", "report"),
+                                          # the action model is the bottom every stage builds on
+                                          ("work", "capacity"), ("work", "day2"), ("work", "controller"),
+                                          ("work", "view")])
 def test_a_lower_package_never_imports_an_upper_one(lower, upper):
     files = [p for p in _controller_files() if p.startswith("controller/gpufleet/%s/" % lower)]
     assert files

@@ -1,7 +1,9 @@
 import time
 
 from gpufleet.capacity.model import Action
-from gpufleet.controller.actuator import Actuator, playbook_for
+from gpufleet.controller.actuator import Actuator
+from gpufleet.work.action import REPAIR, ROLLOUT
+from gpufleet.work.kinds import playbook_for
 from tests.unit.gpufleet.controller.conftest import Runs
 
 
@@ -47,47 +49,44 @@ def test_concurrency_is_bounded_and_one_decision_runs_once():
 
 
 def test_day2_kinds_map_to_their_playbooks():
-    from gpufleet.day2.model import Day2Action
-    playbook, extra = playbook_for(Day2Action("drain", "lab", ("n1",), "NHC: check_gpu failed"))
+    playbook, extra = playbook_for(Action("drain", "lab", ("n1",), "NHC: check_gpu failed", stage=REPAIR))
     assert playbook == "drain" and extra["gpufleet_targets"] == "n1" and "NHC" in extra["gpufleet_reason"]
-    playbook, extra = playbook_for(Day2Action("recycle", "lab", ("n1",), "drained", peers=("n2",)))
+    playbook, extra = playbook_for(Action("recycle", "lab", ("n1",), "drained", peers=("n2",), stage=REPAIR))
     assert playbook == "recycle" and extra["gpufleet_fabric_peers"] == ["n2"]
     assert extra["gpufleet_recycle_hold"] and extra["gpufleet_recycle_drained"]
-    playbook, extra = playbook_for(Day2Action("requeue", "lab", ("n1",), "timeout", jobs=("7", "8")))
+    playbook, extra = playbook_for(Action("requeue", "lab", ("n1",), "timeout", jobs=("7", "8"), stage=REPAIR))
     assert playbook == "requeue" and extra["gpufleet_requeue_jobs"] == ["7", "8"]
-    playbook, extra = playbook_for(Day2Action("readmit", "lab", ("n1",), "back", target_tier="joined"))
+    playbook, extra = playbook_for(Action("readmit", "lab", ("n1",), "back", target_tier="joined", stage=REPAIR))
     assert playbook == "admit" and extra["gpufleet_admit_nodes"] == ["n1"]
-    playbook, extra = playbook_for(Day2Action("readmit", "lab", ("n1",), "back", target_tier="warm"))
+    playbook, extra = playbook_for(Action("readmit", "lab", ("n1",), "back", target_tier="warm", stage=REPAIR))
     assert playbook == "park" and extra["gpufleet_park_power_off"] is True
-    assert playbook_for(Day2Action("readmit", "lab", ("n1",), "back", target_tier="hot")) == (None, {})
+    assert playbook_for(Action("readmit", "lab", ("n1",), "back", target_tier="hot", stage=REPAIR)) == (None, {})
 
 
 def test_a_replacement_resumes_in_its_jobs_reservation_and_the_bind_names_it():
-    from gpufleet.day2.model import Day2Action
-    playbook, extra = playbook_for(Day2Action("resume", "lab", ("n2",), "job 7 lost n1", job_id="7", replaces="n1",
-                                              reservation="7@100", reserve_nodes=("n2", "n5"),
-                                              release_nodes=("n1",)))
+    playbook, extra = playbook_for(Action("resume", "lab", ("n2",), "job 7 lost n1", job_id="7", replaces="n1",
+                                          reservation="7@100", reserve_nodes=("n2", "n5"),
+                                          release_nodes=("n1",), stage=REPAIR))
     assert playbook == "admit" and extra["gpufleet_admit_nodes"] == ["n2"] and extra["gpufleet_admit_job"] == "7"
     assert extra["gpufleet_replace_reservation"] == "7@100" and extra["gpufleet_replace_nodes"] == ["n2", "n5"]
     assert extra["gpufleet_replace_failed"] == ["n1"]
-    playbook, extra = playbook_for(Day2Action("bind", "lab", ("n2",), "pending again", job_id="7",
-                                              reservation="7@100", reserve_nodes=("n2", "n5")))
+    playbook, extra = playbook_for(Action("bind", "lab", ("n2",), "pending again", job_id="7",
+                                          reservation="7@100", reserve_nodes=("n2", "n5"), stage=REPAIR))
     assert playbook == "bind_replacement" and (extra["gpufleet_bind_job"], extra["gpufleet_bind_reservation"],
                                                extra["gpufleet_bind_nodes"]) == ("7", "7@100", "n2,n5")
     # the planner's own resume is a plain one
-    _playbook, extra = playbook_for(Day2Action("resume", "lab", ("n2",), "demand"))
+    _playbook, extra = playbook_for(Action("resume", "lab", ("n2",), "demand", stage=REPAIR))
     assert "gpufleet_replace_reservation" not in extra
 
 
 def test_a_rollout_recycle_installs_its_image_and_gate_profile():
-    from gpufleet.day2.rollout_stage import RolloutAction
     image = {"gpufleet_image_version": "v2", "gpufleet_image_url": "https://m/v2.tgz",
              "gpufleet_image_manifest": "/img/v2/manifest.json"}
-    action = RolloutAction("recycle", "lab", ("n1",), "rollout 1 canary", rollout={"gate_profile": "strict"},
-                           image=image, peers=("n2",))
+    action = Action("recycle", "lab", ("n1",), "rollout 1 canary", rollout={"gate_profile": "strict"},
+                    image=image, peers=("n2",), stage=ROLLOUT)
     playbook, extra = playbook_for(action)
     assert playbook == "recycle" and extra["gpufleet_fabric_peers"] == ["n2"]
     assert {k: extra[k] for k in image} == image and extra["gpufleet_gate_profile"] == "strict"
-    from gpufleet.day2.model import Day2Action
-    plain = playbook_for(Day2Action("recycle", "lab", ("n1",), "NHC", peers=("n2",)))[1]   # a repair: the files' image
+    # a repair: the files' image
+    plain = playbook_for(Action("recycle", "lab", ("n1",), "NHC", peers=("n2",), stage=REPAIR))[1]
     assert "gpufleet_image_version" not in plain and "gpufleet_gate_profile" not in plain

@@ -1,7 +1,8 @@
 from gpufleet.capacity.model import Action, NodeView
 from gpufleet.controller import records
-from gpufleet.controller.launch import expected_state
 from gpufleet.controller.loop import World
+from gpufleet.work.action import REPAIR
+from gpufleet.work.kinds import expected_state
 from tests.unit.gpufleet.controller.conftest import Runs, bringup
 
 
@@ -31,13 +32,12 @@ def test_a_node_parked_in_the_same_pass_is_never_offered_as_a_fabric_peer(ledger
 
 
 def test_a_node_lent_to_a_run_in_flight_is_offered_last(ledger, make_reconciler):
-    from gpufleet.day2.model import Day2Action
     rec, runs, _p = make_reconciler([bringup("n1")])
     views = (NodeView("n1", "lab", "cold", ""), NodeView("n3", "lab", "hot", "hot"),
              NodeView("n4", "lab", "hot", "hot"))
     rec.read_world = lambda now=None: World((), (), (), views)
     runs.gate.clear()                                     # a recycle of n2 with n3 as its peer runs
-    recycle = Day2Action("recycle", "lab", ("n2",), "drained", peers=("n3",))
+    recycle = Action("recycle", "lab", ("n2",), "drained", peers=("n3",), stage=REPAIR)
     rec.launcher.launch([(rec.journal.intent(recycle, (), (), 1000.0), recycle)], {})
     rec.once()
     runs.gate.set()

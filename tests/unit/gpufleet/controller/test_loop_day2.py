@@ -2,8 +2,8 @@
 import time
 
 from gpufleet.controller import records
-from gpufleet.controller.loop import action_of
 from gpufleet.controller.slurm_json import SlurmNode
+from gpufleet.work.codec import decode
 from tests.unit.gpufleet.controller.conftest import FakeSource, Runs
 
 NHC = SlurmNode("n1", "IDLE", ("DRAIN",), reason="NHC: check_gpu failed")
@@ -123,10 +123,10 @@ def test_a_failed_recycle_is_not_the_planners_to_retry(ledger, make_reconciler):
 def test_a_day2_decision_left_in_flight_is_resumed_with_its_peers(ledger, make_reconciler):
     in_service(ledger)
     rec, runs, _p = make_reconciler()
-    from gpufleet.day2.model import Day2Action
-    action = Day2Action("recycle", "lab", ("n1",), "drained", peers=("n2",))
+    from gpufleet.work.action import REPAIR, Action
+    action = Action("recycle", "lab", ("n1",), "drained", peers=("n2",), stage=REPAIR)
     decision_id = rec.journal.intent(action, (), (), 1000.0)
-    assert action_of(records.decisions(ledger)[0]) == action
+    assert decode(records.decisions(ledger)[0]) == action
     assert rec.converge() == [decision_id]
     rec.drain()
     assert runs.calls[0][0] == "recycle" and runs.calls[0][1]["gpufleet_fabric_peers"] == ["n2"]
@@ -156,7 +156,7 @@ def test_a_failed_member_of_a_running_job_is_replaced_by_a_hot_node_resumed_in_t
     assert playbook == "admit" and extra["gpufleet_admit_nodes"] == ["n3"] and extra["gpufleet_admit_job"] == "7"
     assert ledger.get("n3")["state"] == "joined"
     assert extra["gpufleet_replace_nodes"] == ["n2", "n3"] and extra["gpufleet_replace_failed"] == ["n1"]
-    again = action_of(resume)
+    again = decode(resume)
     assert (again.kind, again.job_id, again.replaces) == ("resume", "7", "n1")   # a restart resumes it as it was
     assert (again.reservation, again.reserve_nodes, again.release_nodes) == (
         resume["demand"]["action"]["reservation"], ("n2", "n3"), ("n1",))
@@ -238,11 +238,11 @@ def test_a_dry_run_stores_no_tracks(ledger, make_reconciler):
 def test_a_day2_break_fix_reads_the_sel_writes_the_record_and_moves_the_node(ledger, make_reconciler, tmp_path):
     import json
     import os
-    from gpufleet.day2.model import Day2Action
+    from gpufleet.work.action import REPAIR, Action
     walk(ledger, "n1", "enrolled", "inspected", "imaging", "failed")
     record = dict(node="n1", pool="lab", reasons=[[900.0, "slurm slurm_drain: NHC: GPU lost"]],
                   failed_recycles=[950.0, 990.0], gate_failures=[], bmc_log=[], summary="n1: 2 failed")
-    action = Day2Action("break_fix", "lab", ("n1",), "n1: 2 failed", record=record)
+    action = Action("break_fix", "lab", ("n1",), "n1: 2 failed", record=record, stage=REPAIR)
 
     def read_sel(playbook, extravars, run_id):
         assert playbook == "break_fix" and extravars["gpufleet_targets"] == "n1"
@@ -264,11 +264,11 @@ def test_a_day2_break_fix_reads_the_sel_writes_the_record_and_moves_the_node(led
 
 
 def test_a_failed_sel_read_still_moves_the_node_to_break_fix(ledger, make_reconciler, tmp_path):
-    from gpufleet.day2.model import Day2Action
+    from gpufleet.work.action import REPAIR, Action
     walk(ledger, "n1", "enrolled", "inspected", "imaging", "failed")
     record = dict(node="n1", pool="lab", reasons=[], failed_recycles=[990.0])
-    rec, runs, _p = make_reconciler(actions=[Day2Action("break_fix", "lab", ("n1",), "n1", record=record)],
-                                    runs=Runs(rc=2))
+    rec, runs, _p = make_reconciler(actions=[Action("break_fix", "lab", ("n1",), "n1", record=record,
+                                                    stage=REPAIR)], runs=Runs(rc=2))
     rec.report_dir = str(tmp_path)
     rec.once()
     rec.drain()

@@ -58,7 +58,7 @@ def test_a_request_on_a_busy_node_waits_in_the_spool_and_only_its_waiting_nodes_
     """A suspend for n1 (a recycle's fabric peer in flight) and n3 (free): n3 is parked now,
     n1's part stays in the spool until the recycle ends; before, the whole request was deleted
     and Slurm believed n1 suspended while it ran."""
-    from gpufleet.day2.model import Day2Action
+    from gpufleet.work.action import REPAIR, Action
     for node in ("n1", "n2", "n3"):
         for target in ("enrolled", "inspected", "imaging", "configuring", "validating", "ready", "hot"):
             ledger.transition(node, target, "test", "setup")
@@ -66,7 +66,7 @@ def test_a_request_on_a_busy_node_waits_in_the_spool_and_only_its_waiting_nodes_
     rec, runs, _p = make_reconciler()
     rec.spool_dir = folder
     runs.gate.clear()                                   # the recycle stays in flight
-    recycle = Day2Action("recycle", "lab", ("n2",), "drained", peers=("n1",))
+    recycle = Action("recycle", "lab", ("n2",), "drained", peers=("n1",), stage=REPAIR)
     rec.launcher.launch([(rec.journal.intent(recycle, (), (), 1000.0), recycle)], {})
     spool.submit(folder, "suspend", "n1,n3")
     rec.once()

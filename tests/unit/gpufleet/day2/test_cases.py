@@ -1,5 +1,6 @@
 """Open repair cases folded from recorded day-2 decisions (the case book survives a restart)."""
-from gpufleet.day2.cases import fold_cases, is_day2
+from gpufleet.day2.cases import fold_cases
+from gpufleet.work.codec import is_day2
 
 
 def decision(i, kind, node, outcome="ok", at=None, day2=True):

@@ -1,5 +1,6 @@
 """The rollout book: per-node work and per-rollout gate results from the decision log."""
-from gpufleet.day2.rollout_book import fold, rollout_of
+from gpufleet.day2.rollout_book import fold
+from gpufleet.work.codec import rollout_of
 
 
 def dec(i, action, node, outcome, role="canary", rid=1, version="v2", day2=False):
