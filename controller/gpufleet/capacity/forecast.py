@@ -105,7 +105,7 @@ def forecast_nodes(pool, samples, now, ahead=None, model=None):
         return None, {"enabled": False}
     samples = samples or ()
     if settings.method == "learned":
-        return _learned(pool, samples, now, model)
+        return _learned(pool, samples, now, model, ahead)
     bucket = settings.bucket_minutes * 60.0
     ahead = max(settings.lead_time if ahead is None else ahead, bucket)
     gaps = []
@@ -139,11 +139,19 @@ def forecast_nodes(pool, samples, now, ahead=None, model=None):
     return nodes, why
 
 
-def _learned(pool, samples, now, model):
-    """The learned model's peak over its lead time (a longer ``ahead`` reads the same value)."""
-    if model is None:
+def _learned(pool, samples, now, model, ahead):
+    """The learned model's peak over its lead time (a longer ``ahead`` reads the same value).
+    Without a fitted model (None, or a learned.Unfitted naming why) the pool forecasts as
+    ``forecast.fallback`` says, and the explanation says so."""
+    if model is None or not hasattr(model, "predict_gpus"):
+        reason = getattr(model, "why", None) or "no fitted learned model for this pool"
+        if pool.forecast.fallback == "seasonal":
+            nodes, why = forecast_nodes(pool.model_copy(update={"forecast": pool.forecast.model_copy(
+                update={"method": "seasonal"})}), samples, now, ahead)
+            return nodes, dict(why, method="seasonal", fallback_from="learned",
+                               fallback=f"{reason}: the seasonal forecast is used (forecast.fallback: seasonal)")
         return None, {"enabled": True, "method": "learned",
-                      "why": "no fitted learned model for this pool: no forecast floor"}
+                      "why": f"{reason}: no forecast floor (forecast.fallback: none)"}
     gpus, why = model.predict_gpus(samples, now)
     nodes = math.ceil(gpus / pool.gpus_per_node - 1e-9)
     return nodes, dict(why, enabled=True, forecast_gpus=round(gpus, 3), forecast_nodes=nodes,

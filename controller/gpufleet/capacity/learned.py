@@ -19,7 +19,7 @@ from bisect import bisect_left
 from gpufleet.capacity.forecast import WEEK
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.errors import GpufleetError
 
-__all__ = ["LearnedForecaster", "LearnError", "features", "fit", "target", "INSTALL_HINT", "LAGS", "boundary",
+__all__ = ["LearnedForecaster", "LearnError", "Unfitted", "features", "fit", "target", "INSTALL_HINT", "LAGS", "boundary",
            "window"]
 
 DAY = 86400.0
@@ -136,6 +136,14 @@ def fit(samples, forecast, split):
     with threadpool_limits(1):      # a few thousand rows: OpenMP threads cost more than they save
         regressor.fit([[row[i] for i in keep] for row in rows], targets)
     return LearnedForecaster(regressor, bucket, lead, trained_until=split, points=len(rows), keep=keep)
+
+
+class Unfitted:
+    """A pool's stand-in for a model not fitted (yet): ``why`` is said in the plan's notes, and
+    the planner forecasts as ``forecast.fallback`` says."""
+
+    def __init__(self, why):
+        self.why = why
 
 
 class LearnedForecaster:

@@ -123,6 +123,13 @@ class Schedule(_Strict):
         return self
 
 
+def _within(field, value, low, high, span, example):
+    """A bounded duration: the value, or one error naming the field, its span and the fix."""
+    if not low <= value <= high:
+        raise ValueError(f"{field} {value:g}s is outside {span}; fix: write a duration like {example}")
+    return value
+
+
 class Forecast(_Strict):
     """Raise a floor from recorded demand at the same time of week over past weeks."""
     enabled: bool = Field(default=False, strict=True)
@@ -138,14 +145,23 @@ class Forecast(_Strict):
     # a floor the forecast raised stays up this long (the planner holds the highest forecast of
     # the last min_on_time): a node woken for it is not parked again within minutes
     min_on_time: Duration = 1800.0
+    # learned: the controller refits the model from the ledger's demand history this often,
+    # outside the pass; until a pool has a model (fitting, too little history, no scikit-learn)
+    # it forecasts as ``fallback`` says: seasonal, or none (no forecast floor)
+    refit_interval: Duration = 86400.0
+    fallback: Literal["seasonal", "none"] = "seasonal"
+
+    @field_validator("refit_interval")
+    @classmethod
+    def _refit(cls, value):
+        return _within("refit_interval", value, 600, 30 * 86400, "10m to 30d",
+                       "24h (how often the controller refits the learned model)")
 
     @field_validator("min_on_time")
     @classmethod
     def _on_time(cls, value):
-        if not 0 <= value <= 86400:
-            raise ValueError(f"min_on_time {value:g}s is outside 0s to 1d; fix: write a duration like "
-                             "30m (0s: a raised floor falls as soon as the forecast does)")
-        return value
+        return _within("min_on_time", value, 0, 86400, "0s to 1d",
+                       "30m (0s: a raised floor falls as soon as the forecast does)")
 
 
 class Steady(_Strict):
@@ -160,10 +176,8 @@ class Steady(_Strict):
     @field_validator("hold")
     @classmethod
     def _hold(cls, value):
-        if not 60 <= value <= 7 * 86400:
-            raise ValueError(f"hold {value:g}s is outside 1m to 7d; fix: write a duration like 6h "
-                             "(how long the demand must stay low before the powered level falls)")
-        return value
+        return _within("hold", value, 60, 7 * 86400, "1m to 7d",
+                       "6h (how long the demand must stay low before the powered level falls)")
 
 
 class Estimates(_Strict):

@@ -180,6 +180,7 @@ def settle(args, command="once"):
 def cmd_once(args):
     settle(args)
     reconciler = build(args)
+    reconciler.learning.background = False    # one pass: no later pass would use a model fitted behind it
     if args.dry_run:
         result = reconciler.once(dry_run=True)
         if result.error:
@@ -294,12 +295,18 @@ def cmd_status(args):
     reconciler.day2(world, now)      # operator drains and open day-2 cases (nothing recorded)
     from gpufleet.controller import rollouts
     rollouts.read_book(reconciler.ledger, world, now, None)    # rollouts in progress and their nodes
+    # a learned forecast's model as a pass would have it: fitted here, in place, nothing recorded
+    # or logged (the status shows it)
+    from gpufleet.controller.learning import Models
+    reconciler.learning = Models(clock=reconciler.clock, background=False)
+    reconciler.forecasters(now=now)
+    learned = reconciler.learning.notes()
     facts = (world, records.open_decisions(reconciler.ledger), records.decisions(reconciler.ledger, limit=args.last),
              records.lease_holder(reconciler.ledger, now), records.node_records(reconciler.ledger))
     if args.json:
-        print(json.dumps(status.status_document(*facts), indent=2, sort_keys=True))
+        print(json.dumps(status.status_document(*facts, learned=learned), indent=2, sort_keys=True))
     else:
-        print(status.render_status(*facts[:4], ledger_nodes=facts[4]))
+        print(status.render_status(*facts[:4], ledger_nodes=facts[4], learned=learned))
     return 0
 
 

@@ -9,7 +9,8 @@ import time
 from dataclasses import replace
 
 from gpufleet.capacity.model import UNAVAILABLE
-from gpufleet.controller import breakfix, images, inventory, logs, records, rollouts, spool, supply
+from gpufleet.controller import breakfix, images, inventory, learning, logs, records, rollouts, spool, supply
+from gpufleet.controller.planning import samples as demand_samples
 from gpufleet.controller.errors import ControllerError, LeaseHeld
 from gpufleet.controller.journal import Journal
 from gpufleet.controller.launch import Launcher
@@ -22,6 +23,7 @@ from gpufleet.work.action import REPAIR, Action
 __all__ = ["Reconciler", "PassResult", "World"]
 
 DAY2_HELD = "day2"   # the state the planner sees for a node day-2 holds
+DEMAND_HISTORY_S = 28 * 86400.0     # the demand history the forecasts read and the learned model is fitted on
 
 
 class World:
@@ -71,6 +73,8 @@ class Reconciler:
         # optional: waiting(holder), ready(), passed(result, started, ended), stopping(), stopped()
         # (systemd notify, liveness metrics, retention: gpufleet.controller.service)
         self.hooks = None
+        # learned forecasters, fitted from the ledger's demand history outside the pass
+        self.learning = learning.Models(clock=clock, say=self._say)
 
     def _say(self, text, level="info", **fields):
         """One log line; ``fields`` (decision, kind, pool, nodes, outcome...) go to its JSON form."""
@@ -134,7 +138,8 @@ class Reconciler:
         self.day2(world, now, commit, decisions=recent, also_out=rollouts.out_by_pool(book))
         rollouts.plan(world, now, book, self.planning.pools(), self.catalogue, self.actuator.busy_nodes(),
                       self.actuator.lent_peers(), inventory.fabric_places(self.hosts), self._say)
-        history = records.demand_history(self.ledger, since=now - 28 * 86400)
+        history = demand_samples(records.demand_history(self.ledger, since=now - DEMAND_HISTORY_S))
+        forecasters = self.forecasters(history, now)
         # state 'day2' too: the planner retries or breaks a 'failed' node itself (its own bring-up
         # failures), and a node day-2 holds (repair, rollout, renewal) is not its to touch
         held = world.day2.claimed | world.rollout.claimed
@@ -144,8 +149,16 @@ class Reconciler:
         # a requeued job waiting for its replacement's bind is day-2's (gpufleet.day2.bindings)
         demand = [j for j in world.raw if j.job_id not in world.day2.awaiting_bind]
         plan = self.planning.plan(demand, supply_nodes, self.actuator.in_flight(), self.gangs(now, recent), now,
-                                  history)
+                                  history, forecasters)
         return plan, world
+
+    def forecasters(self, history=None, now=None):
+        """{pool: learned model or learned.Unfitted} for the pools with a learned forecast, fitted
+        outside the pass (gpufleet.controller.learning); ``history`` read when not given."""
+        now = self.clock() if now is None else now
+        if history is None:
+            history = demand_samples(records.demand_history(self.ledger, since=now - DEMAND_HISTORY_S))
+        return self.learning.forecasters(self.planning.policy, history, now)
 
     def day2(self, world, now, commit=False, decisions=None, also_out=None):
         """Run the day-2 stage on what the pass read; sets ``world.day2`` and ``world.cases``.

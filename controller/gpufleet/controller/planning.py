@@ -30,16 +30,6 @@ class Planning:
             self.policy = policy if policy is not None else capacity_policy.load_policy(policy_path)
         except capacity_policy.PolicyError as exc:   # the planner's error names each field and fix
             raise ControllerError(str(exc))
-        # The learned forecaster is fitted by `gpufleet simulate` only; a controller that took
-        # the setting would plan with no forecast floor at all, so the policy is refused instead.
-        learned = [name for name, pool in self.policy.pools.items()
-                   if pool.forecast.enabled and pool.forecast.method == "learned"]
-        if learned:
-            raise ControllerError(
-                "capacity policy %s refused: pools.%s.forecast.method is 'learned', which only `gpufleet "
-                "simulate` fits; the controller would have no forecast floor. Fix: set forecast.method: "
-                "seasonal for the controller (keep 'learned' in the policy you simulate with)"
-                % (policy_path or "(given)", learned[0]))
         self.path = policy_path
 
     def pool_of(self, host):
@@ -85,10 +75,13 @@ class Planning:
         from gpufleet.capacity.gangbook import fold
         return fold((), actions)
 
-    def plan(self, jobs, nodes, in_flight, gangs, now, history_rows):
+    def plan(self, jobs, nodes, in_flight, gangs, now, history, forecasters=None):
+        """``history``: {pool: DemandSamples} (samples()); ``forecasters``: {pool: fitted learned
+        model or learned.Unfitted}, fitted outside the pass (gpufleet.controller.learning)."""
         from gpufleet.capacity.planner import plan
         supply = model.Supply(nodes=tuple(nodes), in_flight=tuple(in_flight), gangs=tuple(gangs))
-        return plan(model.Demand(jobs=tuple(jobs)), supply, self.policy, now, history=samples(history_rows))
+        return plan(model.Demand(jobs=tuple(jobs)), supply, self.policy, now, history=history,
+                    forecasters=forecasters)
 
 
 def samples(rows):

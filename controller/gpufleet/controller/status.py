@@ -114,9 +114,11 @@ def _break_fix(nodes):
     return lines
 
 
-def render_status(world, in_flight, recent, holder, ledger_nodes=()):
+def render_status(world, in_flight, recent, holder, ledger_nodes=(), learned=None):
+    """``learned``: {pool: what its learned forecast model is (gpufleet.controller.learning)}."""
     lines = ["lease: %s" % ("held by %s until %s" % (holder[0], _when(holder[1])) if holder[0] else "free")]
     lines += _pools(world.nodes, world.jobs)
+    lines += ["learned forecast: %s" % text for _pool, text in sorted((learned or {}).items())]
     lines.append("unservable jobs (no pool can ever serve them): %s" % (
         "; ".join("%s: %s" % (j.job_id, why) for j, why in world.unservable) or "none"))
     lines += _day2(world)
@@ -140,7 +142,7 @@ def _decision(d):
             "job": d.get("job"), "outcome": d.get("outcome"), "reason": d.get("reason")}
 
 
-def status_document(world, in_flight, recent, holder, ledger_nodes=()):
+def status_document(world, in_flight, recent, holder, ledger_nodes=(), learned=None):
     """What ``render_status`` shows, as one JSON-ready dict (``controller status --json``): the
     same facts from the same selectors, times as epoch seconds or the ledger's own text,
     ``outcome`` None while in flight."""
@@ -167,6 +169,7 @@ def status_document(world, in_flight, recent, holder, ledger_nodes=()):
                          "pending_nodes": sum(j.nodes for j in pending)}
                   for pool, tiers, pending in _pool_counts(world.nodes, world.jobs)},
         "unservable": [{"job": j.job_id, "reason": why} for j, why in world.unservable],
+        "learned_forecast": dict(learned or {}),
         "operator_drains": [{"node": o.node, "state": o.state, "reason": o.reason}
                             for o in getattr(getattr(world, "day2", None), "operator", ())],
         "day2_cases": [{"node": node, "phase": c.case.phase, "since": c.case.since, "in_flight": bool(c.in_flight),

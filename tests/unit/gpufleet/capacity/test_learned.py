@@ -99,9 +99,46 @@ def test_forecast_nodes_reads_the_model_and_says_when_there_is_none(fitted):
     nodes, why = forecast_nodes(pool(), samples, now, model=model)
     gpus, _ = model.predict_gpus(samples, now)
     assert nodes == math.ceil(gpus / 8 - 1e-9) and why["method"] == "learned"
-    assert forecast_nodes(pool(), samples, now) == (None, {"enabled": True, "method": "learned",
-                                                          "why": "no fitted learned model for this pool: "
-                                                                 "no forecast floor"})
+
+
+def _with(extra):
+    return parse_policy(POLICY.replace("lead_time: 1h}", "lead_time: 1h, %s}" % extra) % "learned",
+                        source="test").pools["gpu"]
+
+
+def test_without_a_model_fallback_none_gives_no_forecast_floor_and_says_why():
+    assert forecast_nodes(_with("fallback: none"), series(weeks=1), WEEK, model=learned.Unfitted("too little")) == (
+        None, {"enabled": True, "method": "learned", "why": "too little: no forecast floor (forecast.fallback: none)"})
+
+
+def test_without_a_model_the_default_fallback_is_the_seasonal_forecast_named_in_the_notes():
+    samples = series(weeks=3, step=60.0)       # the seasonal forecast skips gaps over 3 minutes
+    now = 2 * WEEK + 12 * HOUR
+    nodes, why = forecast_nodes(pool(), samples, now, model=learned.Unfitted("learned model being fitted"))
+    seasonal, seasonal_why = forecast_nodes(pool("seasonal"), samples, now)
+    assert nodes == seasonal is not None and nodes > 0
+    assert why["method"] == "seasonal" and why["fallback_from"] == "learned"
+    assert why["fallback"].startswith("learned model being fitted: the seasonal forecast is used")
+    assert why["weekly_peaks_gpus"] == seasonal_why["weekly_peaks_gpus"]
+    # no model object at all reads the same as Unfitted, with a generic reason
+    assert forecast_nodes(pool(), samples, now)[1]["fallback"].startswith("no fitted learned model")
+
+
+@pytest.mark.parametrize("value, ok", [("24h", 86400.0), ("10m", 600.0), ("5m", None), ("31d", None)])
+def test_refit_interval_is_validated_naming_the_field_and_the_fix(value, ok):
+    if ok is not None:
+        assert _with("refit_interval: %s" % value).forecast.refit_interval == ok
+        return
+    with pytest.raises(PolicyError) as err:
+        _with("refit_interval: %s" % value)
+    assert "pools.gpu.forecast.refit_interval" in str(err.value) and "fix: write a duration" in str(err.value)
+
+
+def test_fallback_is_validated():
+    assert pool().forecast.fallback == "seasonal" and pool().forecast.refit_interval == 86400.0
+    with pytest.raises(PolicyError) as err:
+        _with("fallback: last_value")
+    assert "pools.gpu.forecast.fallback" in str(err.value)
 
 
 def test_too_little_history_is_refused_with_the_fix():

@@ -57,8 +57,14 @@ class FakePlanning:
         from gpufleet.capacity.gangbook import fold
         return fold((), actions)
 
-    def plan(self, jobs, nodes, in_flight, gangs, now, history):
+    @property
+    def policy(self):
+        from types import SimpleNamespace
+        return SimpleNamespace(pools=self.pools())
+
+    def plan(self, jobs, nodes, in_flight, gangs, now, history, forecasters=None):
         self.seen.append((jobs, nodes, in_flight, gangs))
+        self.forecasters = forecasters
         busy = {n for a in in_flight for n in a.nodes}
         return Plan(actions=tuple(a for a in self.actions if not busy.intersection(a.nodes)))
 

@@ -52,3 +52,38 @@ def test_a_bad_policy_is_one_error_naming_the_fix_and_nothing_runs(tmp_path, cap
     err = capsys.readouterr().err
     assert "members" in err and "fix:" in err, err
     assert not (tmp_path / "ledger.sqlite").exists()
+
+
+def _learned_policy(tmp_path):
+    import yaml
+    with open(os.path.join(ROOT, "lab", "config", "capacity.yml")) as handle:
+        data = yaml.safe_load(handle)
+    for pool in data["pools"].values():
+        pool["forecast"] = dict(pool.get("forecast") or {}, enabled=True, method="learned")
+    path = tmp_path / "learned.yml"
+    path.write_text(yaml.safe_dump(data))
+    return str(path)
+
+
+def test_a_learned_forecast_without_history_runs_on_its_fallback_and_status_says_why(tmp_path, capsys):
+    for command in ("status", "once"):
+        argv = args(tmp_path, command, *(("--dry-run",) if command == "once" else ()))
+        argv[argv.index("--policy") + 1] = _learned_policy(tmp_path)
+        assert main(argv) == 0
+        out = capsys.readouterr().out
+        assert "forecast.method: no demand history before the split" in out or "scikit-learn" in out, out
+        assert "the seasonal forecast is used" in out, out
+        if command == "status":
+            assert "learned forecast: pool lab: " in out, out
+        else:
+            assert "'fallback_from': 'learned'" in out, out
+
+
+def test_status_json_carries_each_learned_pools_model_or_why_not(tmp_path, capsys):
+    import json
+    argv = args(tmp_path, "status", "--json")
+    argv[argv.index("--policy") + 1] = _learned_policy(tmp_path)
+    assert main(argv) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert list(doc["learned_forecast"]) == ["lab"]
+    assert "the seasonal forecast is used" in doc["learned_forecast"]["lab"]

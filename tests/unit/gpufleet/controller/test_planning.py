@@ -5,7 +5,6 @@ import pytest
 import yaml
 
 from gpufleet.capacity.policy import parse_policy
-from gpufleet.controller.errors import ControllerError
 from gpufleet.controller.planning import Planning
 
 LAB_POLICY = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "controller", "gpufleet", "capacity",
@@ -19,12 +18,20 @@ def _lab_policy(forecast):
     return parse_policy(yaml.safe_dump(data), source="lab.yml")
 
 
-def test_a_learned_forecast_is_refused_by_the_controller_naming_the_field_and_the_fix():
-    policy = _lab_policy({"enabled": True, "method": "learned"})
-    with pytest.raises(ControllerError) as caught:
-        Planning(policy_path="lab.yml", policy=policy)
-    assert "pools.lab-gpu.forecast.method" in str(caught.value)
-    assert "forecast.method: seasonal" in str(caught.value)
+def test_an_enabled_learned_forecast_is_taken_and_its_model_is_an_input_to_plan():
+    from gpufleet.capacity import learned
+    planning = Planning(policy_path="lab.yml", policy=_lab_policy({"enabled": True, "method": "learned",
+                                                                    "fallback": "none"}))
+    unfitted = planning.plan([], [], [], [], 1000.0, {}, {"lab-gpu": learned.Unfitted("fitting")})
+    why = unfitted.notes["lab-gpu"]["floors"]["forecast"]["why"]
+    assert why == "fitting: no forecast floor (forecast.fallback: none)"
+
+    class Model:
+        def predict_gpus(self, samples, now):
+            return 17.0, {"method": "learned"}
+
+    fitted = planning.plan([], [], [], [], 1000.0, {}, {"lab-gpu": Model()})
+    assert fitted.notes["lab-gpu"]["floors"]["forecast"]["forecast_gpus"] == 17.0
 
 
 @pytest.mark.parametrize("forecast", [{"enabled": True, "method": "seasonal"}, {"enabled": False, "method": "learned"}])
