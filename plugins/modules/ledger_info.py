@@ -59,7 +59,7 @@ options:
     type: str
   enrollments:
     description:
-      - Also return the current TPM attestation enrollment of each node read (C(gpufleet attest)):
+      - Also return the current TPM attestation enrollment of each node read (C(gpufleet attest)),
         the AK bound to the node's EK certificate. A node never enrolled is absent.
     type: bool
     default: false
