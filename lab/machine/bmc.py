@@ -188,6 +188,7 @@ class RedfishMachine:
     disk_mib: int = 256
     disk_serial: str = "GPUFLEET0001"
     uri: str = LIBVIRT_URI
+    ssh_port: int = None          # the host port forwarded to the guest's sshd (None: no forward)
 
     def __post_init__(self):
         self.disk = os.path.join(self.folder, "nvme0.raw")
@@ -223,7 +224,7 @@ class RedfishMachine:
         try:
             _remove_domain(conn, self.name, libvirt)  # a leftover of a killed run
             conn.defineXML(domain_xml(self.name, self.uuid, self.disk, self.nvram, self.console,
-                                      disk_serial=self.disk_serial))
+                                      disk_serial=self.disk_serial, ssh_port=self.ssh_port))
             try:
                 conn.storagePoolLookupByName(self.pool).destroy()
             except libvirt.libvirtError:

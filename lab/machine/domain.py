@@ -2,8 +2,9 @@
 
 The same machine as qemu.py's: q35, UEFI firmware (OVMF) with its own variable store, an
 NVMe disk with the serial the installer's root-device hints name, a CD drive for virtual
-media, user-mode networking (the host's loopback answers at 10.0.2.2) and the serial console
-in a file. Software CPU (TCG): KVM guests hang on the CI machines.
+media, user-mode networking (the host's loopback answers at 10.0.2.2; with ``ssh_port`` the
+host's 127.0.0.1:ssh_port reaches the guest's sshd) and the serial console in a file.
+Software CPU (TCG): KVM guests hang on the CI machines.
 
 libvirt 9.0 has no emulated NVMe disk bus, so the NVMe disk is QEMU arguments
 (``<qemu:commandline>``): libvirt does not see it, sushy-tools does not offer it as a boot
@@ -31,7 +32,7 @@ def _sub(parent, tag, text=None, **attrs):
 
 
 def domain_xml(name, uuid, disk, nvram, console, memory_mib=1536, disk_serial="GPUFLEET0001", tpm=False,
-               emulator="/usr/bin/qemu-system-x86_64"):
+               emulator="/usr/bin/qemu-system-x86_64", ssh_port=None):
     """The domain's XML text. ``disk``, ``nvram`` and ``console`` are absolute host paths."""
     if not name.startswith(DOMAIN_PREFIX):
         raise ValueError("domain name %r must start with %r (lab domains are found and removed by it)"
@@ -63,8 +64,9 @@ def domain_xml(name, uuid, disk, nvram, console, memory_mib=1536, disk_serial="G
     _sub(cdrom, "target", dev="sda", bus="sata")
     _sub(cdrom, "readonly")
     _sub(cdrom, "address", type="drive", controller=0, bus=0, target=0, unit=0)
-    net = _sub(devices, "interface", type="user")
-    _sub(net, "model", type="virtio")
+    if ssh_port is None:
+        net = _sub(devices, "interface", type="user")
+        _sub(net, "model", type="virtio")
     serial = _sub(devices, "serial", type="file")
     # append: the console of every boot stays in one file (the BMC restarts the machine)
     _sub(serial, "source", path=console, append="on")
@@ -84,6 +86,12 @@ def domain_xml(name, uuid, disk, nvram, console, memory_mib=1536, disk_serial="G
                 # gives to its first PCIe root port, and QEMU refuses to start
                 "-device", "nvme,serial=%s,drive=nvme0,bus=pcie.0,addr=0x10" % disk_serial):
         ET.SubElement(commandline, "{%s}arg" % QEMU_NS, {"value": arg})
+    if ssh_port is not None:
+        # libvirt 9.0 forwards ports of user-mode networking only with the passt backend (not
+        # in Debian 12's libvirt): the same user-mode NIC as QEMU arguments, plus the forward
+        for arg in ("-netdev", "user,id=gfnet0,hostfwd=tcp:127.0.0.1:%d-:22" % int(ssh_port),
+                    "-device", "virtio-net-pci,netdev=gfnet0,bus=pcie.0,addr=0x11"):
+            ET.SubElement(commandline, "{%s}arg" % QEMU_NS, {"value": arg})
     ET.indent(root)
     return ET.tostring(root, encoding="unicode")
 

@@ -1,10 +1,11 @@
 """The lab machine's imaging rig: what bring-up's imaging step needs around one virtual machine.
 
 On this host, for the task file bringup.yml images with (playbooks/tasks/image_media.yml):
-- a stand-in whole-disk image whose ESP holds a tiny GRUB that prints one line and powers off
-  (a LAB SIMULATION of a golden image's boot loader: it proves the firmware booted the disk
-  through the agent's boot entry, without a 2 GiB root that a software CPU writes for minutes),
-  signed like a real disk image (manifest + signature, the site's image key);
+- the disk image: a built version's golden whole-disk image (``golden=``: `gpufleet image disk`'s
+  folder, signed by the build's key), or a stand-in whose ESP holds a tiny GRUB that prints one
+  line and powers off (a LAB SIMULATION of a golden image's boot loader: it proves the firmware
+  booted the disk through the agent's boot entry in a minute instead of the golden image's
+  several under a software CPU), signed like a real disk image with a fresh key;
 - an HTTPS artifact server (the installer ISO for the BMC, the disk image for the installer);
 - the deploy service (`gpufleet deploy serve`'s code) and an installer ISO that asks it for its
   order by the machine's SMBIOS UUID;
@@ -96,8 +97,13 @@ def libvirtd_ready():
 class MachineRig:
     """Start with ``with MachineRig(base, collection_root, ssh_key) as rig``; everything stops on exit."""
 
-    def __init__(self, base, collection_root, ssh_public_key, domain="gpufleet-lab-machine1", log=print):
+    def __init__(self, base, collection_root, ssh_public_key, domain="gpufleet-lab-machine1", log=print,
+                 golden=None, disk_mib=256):
+        """``golden``: {"folder": the disk build's folder, "public_key": its signer's public key (PEM
+        path)}; the machine then gets a disk of ``disk_mib`` and an SSH forward (``ssh_port``)."""
         self.base, self.root, self.ssh_key, self.domain, self.log = base, collection_root, ssh_public_key, domain, log
+        self.golden, self.disk_mib = golden, disk_mib
+        self.ssh_port = None
         self.served = os.path.join(base, "srv")
         self.state_dir = os.path.join(base, "deploy")
         self.service_log = []
@@ -107,9 +113,14 @@ class MachineRig:
         from lab.machine.bmc import RedfishMachine   # libvirt-python: only where a machine runs
         os.makedirs(self.served, exist_ok=True)
         try:
-            key = signing.generate_key("ed25519")
-            self.log("disk: a stand-in whole-disk image, signed with a fresh image key")
-            self.artifact = sign_disk(self.served, stand_in_disk(self.base), key)
+            if self.golden:
+                public_pem, self.artifact, self.version = self._serve_golden()
+                self.ssh_port = free_port()
+            else:
+                key = signing.generate_key("ed25519")
+                self.log("disk: a stand-in whole-disk image, signed with a fresh image key")
+                self.artifact, self.version = sign_disk(self.served, stand_in_disk(self.base), key), VERSION
+                public_pem = signing.public_pem(key.public_key())
             self.pki = ensure_pki(os.path.join(self.base, "pki"), [HOST_FROM_GUEST, "127.0.0.1"])
             self.port = free_port()
             self.server = ArtifactServer(self.served, self.port, self.pki["server.pem"], self.pki["server.key"])
@@ -119,7 +130,7 @@ class MachineRig:
             iso = os.path.join(self.root, "build", "installer", "lab-machine-installer.iso")
             self.log("installer: building %s (the ramdisk's root is cached under build/installer/work)" % iso)
             installer_mod.build_installer(
-                iso, signing.public_pem(key.public_key()), self.root,
+                iso, public_pem, self.root,
                 os.path.join(self.root, "build", "installer", "work"), ca_pem=open(self.pki["ca.pem"], "rb").read(),
                 kernel_args=["gpufleet.config_base=https://%s:%d/orders/" % (HOST_FROM_GUEST, self.service.port)],
                 log=self.log)
@@ -132,11 +143,29 @@ class MachineRig:
                 handle.write(self.ssh_key + "\n")
             self.log("machine: %s behind a Redfish BMC (sushy-tools' libvirt driver)" % self.domain)
             self.vm = RedfishMachine(os.path.join(self.base, "redfish-vm"), self.domain, str(uuid_mod.uuid4()),
-                                     free_port(), self.pki, media_ca=self.pki["ca.pem"]).__enter__()
+                                     free_port(), self.pki, media_ca=self.pki["ca.pem"], disk_mib=self.disk_mib,
+                                     ssh_port=self.ssh_port).__enter__()
         except BaseException:
             self.__exit__(None, None, None)
             raise
         return self
+
+    def _serve_golden(self):
+        """Link the golden disk's artifact, manifest and signature into the served folder."""
+        folder = self.golden["folder"]
+        with open(os.path.join(folder, "manifest.json")) as handle:
+            manifest = json.load(handle)
+        with open(self.golden["public_key"], "rb") as handle:
+            public_pem = handle.read()
+        name = manifest["artifact"]["name"]
+        self.log("disk: the golden image %s (version %s, build %s)" % (name, manifest["version"],
+                                                                       manifest["build_id"]))
+        for fname in (name, "manifest.json", "manifest.json.sig"):
+            target = os.path.join(self.served, fname)
+            if os.path.exists(target):
+                os.unlink(target)
+            os.link(os.path.join(folder, fname), target)
+        return public_pem, name, manifest["version"]
 
     def __exit__(self, *exc):
         if self.vm is not None:
@@ -146,11 +175,12 @@ class MachineRig:
                 part.stop()
 
     def settings(self, install_timeout=1800):
-        """The installer path's inventory variables (docs/deploy.md, "Bring-up with the installer")."""
-        return {
+        """The installer path's inventory variables (docs/deploy.md, "Bring-up with the installer");
+        with the golden disk also what playbooks/tasks/image.yml verifies before imaging."""
+        settings = {
             "gpufleet_installer_url": "https://127.0.0.1:%d/installer.iso" % self.port,
             "gpufleet_disk_image_url": "https://%s:%d/%s" % (HOST_FROM_GUEST, self.port, self.artifact),
-            "gpufleet_image_version": VERSION,
+            "gpufleet_image_version": self.version,
             "gpufleet_deploy_state_dir": self.state_dir,
             "gpufleet_deploy_callback_url": "https://%s:%d" % (HOST_FROM_GUEST, self.service.port),
             "gpufleet_root_device": {"serial": ROOT_SERIAL},
@@ -158,10 +188,25 @@ class MachineRig:
             "gpufleet_seed_address": "10.0.2.15/24", "gpufleet_seed_gateway": HOST_FROM_GUEST,
             "gpufleet_install_timeout": install_timeout,
         }
+        if self.golden:
+            settings.update(gpufleet_image_manifest=os.path.join(self.served, "manifest.json"),
+                            gpufleet_image_public_key=self.golden["public_key"])
+        return settings
 
-    def inventory(self, path, settings, node="machine1"):
-        """Write a one-host inventory (0600: it holds the BMC password) for ``settings``. -> path."""
-        host = dict(settings, ansible_connection="local", gpufleet_bmc_address=self.vm.baseuri,
+    def inventory(self, path, settings, node="machine1", ssh_private_key_file=None):
+        """Write a one-host inventory (0600: it holds the BMC password) for ``settings``. -> path.
+
+        With the golden disk the node is reached over SSH (root, the seed's key) through the
+        machine's forwarded port; else everything runs on this host (the stand-in has no sshd)."""
+        if self.ssh_port:
+            reach = {"ansible_connection": "ssh", "ansible_host": "127.0.0.1", "ansible_port": self.ssh_port,
+                     "ansible_user": "root", "ansible_ssh_private_key_file": ssh_private_key_file,
+                     "ansible_python_interpreter": "/usr/bin/python3",
+                     # a fresh machine has fresh host keys on a reused loopback port
+                     "ansible_ssh_common_args": "-o UserKnownHostsFile=/dev/null -o StrictHostKeyChecking=no"}
+        else:
+            reach = {"ansible_connection": "local"}
+        host = dict(settings, **reach, gpufleet_bmc_address=self.vm.baseuri,
                     gpufleet_bmc_username=self.vm.username, gpufleet_bmc_password=self.vm.password,
                     gpufleet_bmc_system_id=self.vm.uuid, gpufleet_bmc_ca_path=self.pki["ca.pem"])
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

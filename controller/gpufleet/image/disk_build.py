@@ -101,8 +101,17 @@ _FSTAB = ("# gpufleet whole-disk image: the partitions by their GPT labels\n"
           "PARTLABEL=gpufleet-esp   /boot/efi  vfat  umask=0077,nofail     0 2\n")
 
 
+# Debian's /etc/hosts (netbase). A root exported from a container build has none: the runtime
+# bind-mounts its own there, and `docker export` leaves the mount point out.
+_HOSTS = ("127.0.0.1\tlocalhost\n"
+          "::1\t\tlocalhost ip6-localhost ip6-loopback\n"
+          "ff02::1\t\tip6-allnodes\n"
+          "ff02::2\t\tip6-allrouters\n")
+
+
 def add_firstboot(root):
-    """The first-boot unit, its code under /opt/gpufleet, systemd-networkd enabled, an fstab.
+    """The first-boot unit, its code under /opt/gpufleet, systemd-networkd enabled, an fstab, and
+    an /etc/hosts when the root has none (the node identity role edits it; it never creates it).
 
     SSH host keys baked in by the package's install are removed: one private key on every node
     would be a secret in the artifact. First boot makes each node its own (``ssh-keygen -A``).
@@ -113,6 +122,10 @@ def add_firstboot(root):
     os.makedirs(os.path.join(root, "etc"), exist_ok=True)
     with open(os.path.join(root, "etc", "fstab"), "w") as handle:
         handle.write(_FSTAB)
+    hosts = os.path.join(root, "etc", "hosts")
+    if not os.path.lexists(hosts):
+        with open(hosts, "w") as handle:
+            handle.write(_HOSTS)
     os.makedirs(os.path.join(root, "boot", "efi"), exist_ok=True)
     opt = os.path.join(root, "opt", "gpufleet")
     installer_mod.copy_agent(opt, collection.root(), files=_FIRSTBOOT_FILES,

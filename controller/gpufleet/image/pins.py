@@ -23,7 +23,7 @@ from ansible_collections.gpufleet.baremetal.plugins.module_utils.strict_yaml imp
 __all__ = ["COMPONENTS", "REQUIRED_COMPONENTS", "Pins", "list_versions", "load_pins", "parse_pins", "render_pkrvars"]
 
 COMPONENTS = (
-    "container_runtime", "cuda", "dcgm", "fabric_manager", "gpu_driver", "health_agents",
+    "boot", "container_runtime", "cuda", "dcgm", "fabric_manager", "gpu_driver", "health_agents",
     "kernel", "nccl", "nvidia_container_toolkit", "python", "rdma", "scheduler", "tools",
 )
 REQUIRED_COMPONENTS = {
@@ -36,7 +36,8 @@ TOP_KEYS = ("apt_keys", "apt_sources", "base_image", "components", "description"
 PACKAGE_RE = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")
 # Debian policy: [epoch:]upstream[-revision]; no spaces, no wildcards (a pin is exact).
 DEB_VERSION_RE = re.compile(r"^(\d+:)?[0-9][A-Za-z0-9.+~:-]*$")
-IMAGE_VERSION_RE = re.compile(r"^(lab|\d{4}\.\d{2}\.\d+)$")
+# "lab" and "lab-<name>" (lab-machine: the lab image a virtual machine boots) or YYYY.MM.N
+IMAGE_VERSION_RE = re.compile(r"^(lab(-[a-z0-9]+)?|\d{4}\.\d{2}\.\d+)$")
 FINGERPRINT_RE = re.compile(r"^[0-9A-F]{40}$")
 
 
@@ -90,7 +91,8 @@ def _check_top(path, data):
         _fail(path, "missing keys %s, unknown keys %s" % (missing, unknown), "Allowed keys: %s." % ", ".join(TOP_KEYS))
     _check_sorted(path, data, "the top level")
     if not IMAGE_VERSION_RE.match(str(data["version"])):
-        _fail(path, 'version "%s" is neither "lab" nor YYYY.MM.N' % data["version"], "Use e.g. 2026.06.2.")
+        _fail(path, 'version "%s" is neither "lab", "lab-<name>" nor YYYY.MM.N' % data["version"],
+              "Use e.g. 2026.06.2.")
     expected = os.path.basename(path).rsplit(".", 1)[0]
     if str(data["version"]) != expected:
         _fail(path, 'version "%s" does not match the file name' % data["version"], "Name the file %s.yml." % data["version"])

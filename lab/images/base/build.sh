@@ -10,6 +10,9 @@ SUITE=bookworm
 # python3 for Ansible; systemd-less containers, so only what roles and probes need.
 PACKAGES=python3,python3-apt,sudo,iproute2,ca-certificates,procps,gnupg,curl,less,kmod,iputils-ping
 
+# One build at a time on this host: make test's workers ask for the image concurrently.
+exec 9>"${TMPDIR:-/tmp}/gpufleet-base-image.lock"
+flock 9
 if [[ "${FORCE:-0}" != 1 ]] && docker image inspect "$IMAGE" >/dev/null 2>&1; then
   echo "base image $IMAGE exists (FORCE=1 rebuilds)"
   exit 0

@@ -41,6 +41,8 @@ def test_first_boot_is_installed_enabled_with_only_its_code(tmp_path):
     # no host key baked into the artifact (a secret every node would share); config kept
     assert sorted(os.listdir(tmp_path / "etc/ssh")) == ["sshd_config"]
     assert "PARTLABEL=gpufleet-root  /          ext4" in (tmp_path / "etc/fstab").read_text()
+    # a container build's export has no /etc/hosts (the runtime mounted its own): Debian's is added
+    assert (tmp_path / "etc/hosts").read_text().startswith("127.0.0.1\tlocalhost\n")
     unit = tmp_path / "etc/systemd/system/gpufleet-firstboot.service"
     assert "ExecStart=/usr/bin/python3 -m gpufleet.deploy.firstboot" in unit.read_text()
     assert os.readlink(tmp_path / "etc/systemd/system/sysinit.target.wants/gpufleet-firstboot.service") == \
@@ -52,6 +54,13 @@ def test_first_boot_is_installed_enabled_with_only_its_code(tmp_path):
                     "ansible_collections/gpufleet/baremetal/plugins/module_utils/errors.py",
                     "gpufleet/__init__.py", "gpufleet/deploy/errors.py", "gpufleet/deploy/firstboot.py",
                     "gpufleet/deploy/seed.py"]
+
+
+def test_a_roots_own_etc_hosts_is_kept(tmp_path):
+    (tmp_path / "etc").mkdir()
+    (tmp_path / "etc/hosts").write_text("10.0.0.1 site-mirror\n")
+    disk_build.add_firstboot(str(tmp_path))
+    assert (tmp_path / "etc/hosts").read_text() == "10.0.0.1 site-mirror\n"
 
 
 def test_the_disk_manifest_is_the_rootfs_builds_with_its_own_artifact_and_subject():

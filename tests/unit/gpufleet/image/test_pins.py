@@ -12,17 +12,30 @@ VERSIONS = os.path.join(ROOT, "packer", "versions")
 
 def test_every_shipped_pin_file_validates():
     versions = pins_mod.list_versions(VERSIONS)
-    assert "lab" in versions and len([v for v in versions if v != "lab"]) >= 2
+    assert "lab" in versions and len([v for v in versions if _profile(v) == "production"]) >= 2
     for version in versions:
         pins = pins_mod.load_pins(VERSIONS, version)
         assert pins.version == version and len(pins.sha256) == 64
         assert all(pins.packages.values())
 
 
+def _profile(version):
+    return pins_mod.load_pins(VERSIONS, version).data["profile"]
+
+
 def test_production_versions_pin_570_and_580_driver_branches():
     drivers = sorted(pins_mod.load_pins(VERSIONS, v).data["components"]["gpu_driver"]["version"].split(".")[0]
-                     for v in pins_mod.list_versions(VERSIONS) if v != "lab")
+                     for v in pins_mod.list_versions(VERSIONS) if _profile(v) == "production")
     assert drivers == ["570", "580"]
+
+
+def test_the_lab_machine_version_is_the_lab_image_plus_the_boot_packages():
+    from gpufleet.image.disk_build import BOOT_PACKAGES
+    lab, machine = pins_mod.load_pins(VERSIONS, "lab"), pins_mod.load_pins(VERSIONS, "lab-machine")
+    assert machine.data["profile"] == "lab"
+    assert set(BOOT_PACKAGES) <= set(machine.packages)          # gpufleet image disk can boot it
+    assert all(machine.packages[name] == version for name, version in lab.packages.items())
+    assert set(machine.packages) - set(lab.packages) == set(BOOT_PACKAGES) - {"python3"}
 
 
 def test_lab_pins_no_gpu_stack_and_no_hwsim():

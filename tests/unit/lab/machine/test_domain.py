@@ -88,3 +88,16 @@ def test_an_override_is_seen_and_cleared_from_every_device():
 
 def test_no_override_means_nothing_to_redefine():
     assert domain.clear_boot_override(_xml()) is None
+
+
+def test_an_ssh_port_replaces_the_libvirt_nic_by_a_user_mode_nic_forwarding_loopback_to_port_22():
+    plain = ET.fromstring(_xml())
+    assert plain.find("devices/interface").get("type") == "user"
+    assert "hostfwd" not in _xml()
+    tree = ET.fromstring(_xml(ssh_port=2222))
+    assert tree.find("devices/interface") is None          # one NIC, not two
+    args = [arg.get("value") for arg in tree.find(Q + "commandline").findall(Q + "arg")]
+    netdev = args[args.index("-netdev") + 1]
+    assert netdev.startswith("user,") and "hostfwd=tcp:127.0.0.1:2222-:22" in netdev.split(",")
+    nic = [a for a in args if a.startswith("virtio-net-pci,")]
+    assert nic and "netdev=gfnet0" in nic[0].split(",") and "netdev=gfnet0" not in args[3]
