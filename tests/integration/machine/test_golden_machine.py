@@ -140,7 +140,9 @@ def test_the_golden_image_is_written_booted_and_configured_through_the_bringup_t
                                 "cur=open('/sys/firmware/efi/efivars/BootCurrent-'+g,'rb').read()[4:6];"
                                 "n='Boot%04X'%int.from_bytes(cur,'little');"
                                 "d=open('/sys/firmware/efi/efivars/'+n+'-'+g,'rb').read()[10:];"
-                                "print(n, d.decode('utf-16-le').split(chr(0))[0])\"")
+                                # the description ends at the first aligned UTF-16 NUL; a device path follows
+                                "e=next(i for i in range(0,len(d)-1,2) if d[i:i+2]==bytes(2));"
+                                "print(n, d[:e].decode('utf-16-le'))\"")
     assert boot.split(" ", 1)[1].strip() == "gpufleet %s" % VERSION, boot
     root = _on_node(brought_up, "findmnt -n -b -o SOURCE,SIZE /").split()
     assert root[0].startswith("/dev/nvme0n1") and int(root[1]) > DISK_MIB << 20, root
