@@ -134,10 +134,7 @@ class MachineRig:
                 os.path.join(self.root, "build", "installer", "work"), ca_pem=open(self.pki["ca.pem"], "rb").read(),
                 kernel_args=["gpufleet.config_base=https://%s:%d/orders/" % (HOST_FROM_GUEST, self.service.port)],
                 log=self.log)
-            target = os.path.join(self.served, "installer.iso")
-            if os.path.exists(target):
-                os.unlink(target)
-            os.link(iso, target)
+            self._serve(iso, "installer.iso")
             self.key_file = os.path.join(self.base, "controller.pub")
             with open(self.key_file, "w") as handle:
                 handle.write(self.ssh_key + "\n")
@@ -150,6 +147,14 @@ class MachineRig:
             raise
         return self
 
+    def _serve(self, path, name):
+        """Hard-link ``path`` into the served folder as ``name`` (a rebuilt file never changes what
+        a running download reads)."""
+        target = os.path.join(self.served, name)
+        if os.path.exists(target):
+            os.unlink(target)
+        os.link(path, target)
+
     def _serve_golden(self):
         """Link the golden disk's artifact, manifest and signature into the served folder."""
         folder = self.golden["folder"]
@@ -161,10 +166,7 @@ class MachineRig:
         self.log("disk: the golden image %s (version %s, build %s)" % (name, manifest["version"],
                                                                        manifest["build_id"]))
         for fname in (name, "manifest.json", "manifest.json.sig"):
-            target = os.path.join(self.served, fname)
-            if os.path.exists(target):
-                os.unlink(target)
-            os.link(os.path.join(folder, fname), target)
+            self._serve(os.path.join(folder, fname), fname)
         return public_pem, name, manifest["version"]
 
     def __exit__(self, *exc):

@@ -35,7 +35,7 @@ def release_idle(run, pool, floors, hot_have, warm_coming):
     settings = run.policy.pools[pool]
     view = run.views[pool]
     warm_have = view.count(WARM) + warm_coming
-    level = getattr(floors, "steady_level", None)
+    level = floors.steady_level
     powered = None if level is None else powered_now(run, pool)
     for node in _long_idle(run, view, settings.idle_time, view.idle_claimed):
         why = (f"{node.node} idle {ago(run.now - node.idle_since)} "
@@ -89,7 +89,7 @@ def park_surplus_hot(run, pool, floors, hot_have, warm_coming):
     ceiling = settings.ceilings.hot
     hot = sorted((view.nodes[name] for name in view.free.get(HOT, ())),
                  key=lambda n: (n.since, n.node))
-    level = getattr(floors, "steady_level", None)
+    level = floors.steady_level
     powered = None if level is None else powered_now(run, pool)
     for node in hot:
         over_ceiling = ceiling is not None and hot_have > ceiling
