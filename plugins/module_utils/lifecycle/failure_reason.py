@@ -8,6 +8,12 @@ failed: No start of json char found" (the module's output was cut off) or an unr
 host. Neither says what happened to the node. These functions name the node, the
 lifecycle step it was in, the task, and the power state its BMC reported afterwards.
 Every other failure keeps Ansible's message: the task's own error is the best reason.
+
+Which error text the connection produced depends on the connection and on pipelining (with
+pipelining a stopped lab container reads as a failed module, and a task that caught that
+failure fails with its own message). So when the result does not say, the rescue asks the
+node itself (record_failure.yml: a short ``wait_for_connection``): no answer means it
+stopped answering, whatever the text.
 """
 from __future__ import absolute_import, division, print_function
 
@@ -15,7 +21,7 @@ __metaclass__ = type
 
 import re
 
-__all__ = ["connection_lost", "bmc_power", "failure_reason", "lost_node_reason"]
+__all__ = ["answer_unknown", "connection_lost", "bmc_power", "failure_reason", "lost_node_reason"]
 
 # Ansible's message when a module's output is not JSON (here: nothing, the node went away).
 _CUT_OFF = "Module result deserialization failed"
@@ -62,15 +68,9 @@ def _lost_item(result):
     return next((item for item in items if isinstance(item, dict) and connection_lost(item)), None)
 
 
-def connection_lost(result):
-    """True when the task failed because the node stopped answering, not because of its work.
-
-    Unreachable, a module whose output was empty when Ansible tried to read it (a module
-    that printed something else than JSON is a broken module, not a lost node), or the
-    connection's own error for a node that is gone; for a looped task, any item of it.
-    A timed-out wait for the node is not.
-    """
-    if not isinstance(result, dict):
+def _said_by_result(result):
+    """True, False, or None when the result alone cannot tell whether the node went away."""
+    if not isinstance(result, dict) or not result:
         return False
     if _lost_item(result) is not None:
         return True
@@ -81,7 +81,50 @@ def connection_lost(result):
         return False
     if message.startswith(_CUT_OFF) and not str(result.get("module_stdout") or "").strip():
         return True
-    return bool(_TRANSPORT_GONE.search(message))
+    if _TRANSPORT_GONE.search(message):
+        return True
+    return None
+
+
+def _delegated(result):
+    """True when the task (or an item of it) ran on another host than the node (delegate_to)."""
+    if result.get("_ansible_delegated_vars"):
+        return True
+    items = result.get("results")
+    return isinstance(items, list) and any(isinstance(item, dict) and item.get("_ansible_delegated_vars")
+                                           for item in items)
+
+
+def answer_unknown(result):
+    """True when a failed task ran on the node and its result does not tell whether the node went away.
+
+    Then the node is asked (``probe`` of :func:`connection_lost`). Not for a task delegated to
+    another host (the node may be legitimately off during imaging) nor a timed-out wait for the
+    node (its own message is the better reason).
+    """
+    return isinstance(result, dict) and _said_by_result(result) is None and not _delegated(result)
+
+
+def _did_not_answer(probe):
+    """True when the registered probe of the node (wait_for_connection) ran and got no answer."""
+    if not isinstance(probe, dict) or not probe or probe.get("skipped"):
+        return False
+    return bool(probe.get("unreachable") or probe.get("failed"))
+
+
+def connection_lost(result, probe=None):
+    """True when the task failed because the node stopped answering, not because of its work.
+
+    Unreachable, a module whose output was empty when Ansible tried to read it (a module
+    that printed something else than JSON is a broken module, not a lost node), or the
+    connection's own error for a node that is gone; for a looped task, any item of it.
+    A timed-out wait for the node is not. Otherwise, when the task ran on the node, the
+    ``probe`` (a registered ``wait_for_connection`` after the failure) decides: no answer, lost.
+    """
+    said = _said_by_result(result)
+    if said is not None:
+        return said
+    return answer_unknown(result) and _did_not_answer(probe)
 
 
 def bmc_power(info):
@@ -127,9 +170,12 @@ def lost_node_reason(node, state, power=None, context=None):
     return "%s stopped answering during %s%s: %s." % (node, _step(state), where, _what_the_bmc_says(power))
 
 
-def failure_reason(result, task, node, state=None, power=None):
-    """The ledger reason of a failed task: the lost node in plain words, else the task's error."""
-    if not connection_lost(result):
+def failure_reason(result, task, node, state=None, power=None, probe=None):
+    """The ledger reason of a failed task: the lost node in plain words, else the task's error.
+
+    ``probe``: the registered reachability probe of the node after the failure (see connection_lost).
+    """
+    if not connection_lost(result, probe):
         return "%s: %s" % (task, _truncate(_message(result), _MESSAGE_LIMIT))
     said = _truncate(_message(_lost_item(result) or result), _ANSIBLE_SAID_LIMIT)
     return "%s Ansible reported: %s" % (lost_node_reason(node, state, power, 'task "%s"' % task), said)

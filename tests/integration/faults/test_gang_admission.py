@@ -76,15 +76,20 @@ def _ledger(tmp_path, gang_id):
     return path
 
 
-def _controller_host(tmp_path):
+def _controller_host(tmp_path, gone_for_good):
     """An inventory with the Slurm controller as its own host ("ctl", local connection) whose
-    temporary directory cannot be made while ``blocker`` is a file: Ansible then finds it
-    unreachable, as it found the lab's slurmctld container while it restarted."""
+    temporary directory cannot be made while ``blocker`` is a file: Ansible then finds the
+    admission script's task unreachable, as it found the lab's slurmctld container while it
+    restarted. A controller ``gone_for_good`` runs no module either (its Python is under the
+    blocker): with pipelining a module needs no temporary directory, and on a stopped container
+    it fails, as it does here."""
     blocker = tmp_path / "blocker"
     blocker.write_text("a file, so nothing can be made under it\n")
+    ctl = {"ansible_remote_tmp": str(blocker / "tmp")}
+    if gone_for_good:
+        ctl["ansible_python_interpreter"] = str(blocker / "python")
     inventory = tmp_path / "inventory.json"
-    inventory.write_text(json.dumps({"all": {"hosts": {
-        "localhost": {}, "ctl": {"ansible_remote_tmp": str(blocker / "tmp")}}}}))
+    inventory.write_text(json.dumps({"all": {"hosts": {"localhost": {}, "ctl": ctl}}}))
     return str(inventory), blocker
 
 
@@ -109,12 +114,13 @@ def _admit(tmp_path, gang_id, ctl_unreachable=None, **faults):
     ledger = _ledger(tmp_path, gang_id)
     env = dict(os.environ, PATH=bindir + os.pathsep + VENV_BIN + os.pathsep + os.environ["PATH"],
                FAKESLURM_STATE=state, FAKESLURM_MEMBERS=",".join(MEMBERS), ANSIBLE_COLLECTIONS_PATH=collections_path(),
-               ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"))
-    extra = {"gpufleet_ledger": ledger, "gpufleet_gang_id": gang_id, "gpufleet_members": MEMBERS,
-             "ansible_python_interpreter": sys.executable}
+               ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"),
+               # not an extra var: those would override the Python of a controller gone for good
+               ANSIBLE_PYTHON_INTERPRETER=sys.executable)
+    extra = {"gpufleet_ledger": ledger, "gpufleet_gang_id": gang_id, "gpufleet_members": MEMBERS}
     inventory, blocker = "localhost,", None
     if ctl_unreachable:
-        inventory, blocker = _controller_host(tmp_path)
+        inventory, blocker = _controller_host(tmp_path, ctl_unreachable == "forever")
         extra["gpufleet_slurm_controller_host"] = "ctl"
     command = [os.path.join(VENV_BIN, "ansible-playbook"), "-i", inventory, "-c", "local", PLAYBOOK,
                "-e", json.dumps(extra)]

@@ -139,3 +139,62 @@ def test_a_looped_task_that_met_the_dead_node_names_it_with_the_item_s_words():
 def test_a_looped_task_with_ordinary_failures_keeps_the_loop_s_message():
     reason = fr.failure_reason(LOOP_OF_ORDINARY_FAILURES, "Install the Slurm files", "n7", "ready", POWER_ON)
     assert reason == "Install the Slurm files: One or more items failed"
+
+
+# What the lab registered with pipelining when lab-r1n4 was powered off before the gang: the
+# slurp of the gate report (failed_when: false) got no output, and the next task failed with it.
+GATE_REPORT_OF_A_DEAD_CONTAINER = {"failed": True, "changed": False, "msg": (
+    "Gate report /var/lib/gpufleet/gate/report.json is missing on lab-r1n4 (Module result deserialization "
+    "failed: No start of json char found): the node is not admitted.")}
+NO_ANSWER = {"failed": True, "elapsed": 10, "msg": "timed out waiting for ping module test: MODULE FAILURE"}
+ANSWERED = {"changed": False, "elapsed": 0}
+DELEGATED = {"failed": True, "msg": "non-zero return code", "rc": 1,
+             "_ansible_delegated_vars": {"ansible_delegated_host": "localhost", "ansible_connection": "local"}}
+
+
+@pytest.mark.parametrize("result", [
+    GATE_REPORT_OF_A_DEAD_CONTAINER, {"failed": True, "msg": "non-zero return code", "rc": 1},
+    dict(CUT_OFF, module_stdout="Traceback (most recent call last): ..."),
+])
+def test_a_failure_on_the_node_that_does_not_say_asks_the_node(result):
+    assert fr.answer_unknown(result) is True
+    assert fr.connection_lost(result) is False  # not asked: the task's own failure
+    assert fr.connection_lost(result, ANSWERED) is False
+    assert fr.connection_lost(result, NO_ANSWER) is True
+    assert fr.connection_lost(result, {"unreachable": True, "msg": "Failed to connect"}) is True
+    assert fr.connection_lost(result, {"skipped": True, "false_condition": "x"}) is False
+
+
+@pytest.mark.parametrize("result", [
+    CUT_OFF, UNREACHABLE, LOOP_ON_A_DEAD_CONTAINER, COPY_TO_A_DEAD_CONTAINER,  # the result says it went away
+    {"failed": True, "msg": "timed out waiting for ping module test: ..."},  # the wait's own words are the reason
+    DELEGATED,  # ran on another host: the node may be off on purpose (imaging)
+    {"failed": True, "msg": "One or more items failed", "results": [dict(DELEGATED, item="a")]},
+    {}, None, "text",
+])
+def test_a_failure_the_result_decides_or_that_ran_elsewhere_does_not_ask_the_node(result):
+    assert fr.answer_unknown(result) is False
+
+
+@pytest.mark.parametrize("result", [
+    DELEGATED, {"failed": True, "msg": "timed out waiting for ping module test: ..."},
+])
+def test_a_probe_does_not_turn_a_delegated_failure_or_a_timed_out_wait_into_a_lost_node(result):
+    assert fr.connection_lost(result, NO_ANSWER) is False
+
+
+def test_a_node_that_did_not_answer_after_its_task_failed_is_named_with_the_task_s_words():
+    reason = fr.failure_reason(GATE_REPORT_OF_A_DEAD_CONTAINER, "Fail when the gate report is missing", "lab-r1n4",
+                               "ready", POWER_OFF, NO_ANSWER)
+    assert reason.startswith('lab-r1n4 stopped answering during registration with the scheduler (task "Fail when '
+                             'the gate report is missing"): its BMC reports PowerState Off afterwards: the node lost '
+                             'power;'), reason
+    assert reason.endswith("Ansible reported: Gate report /var/lib/gpufleet/gate/report.json is missing on lab-r1n4 "
+                           "(Module result deserialization failed: No start of json char found): the node is not "
+                           "admitted."), reason
+
+
+def test_a_node_that_answered_after_its_task_failed_keeps_the_task_s_message():
+    result = {"failed": True, "msg": "acceptance gate failed at phase gpu: 7 of 8 GPUs"}
+    assert fr.failure_reason(result, "Run the acceptance gate", "n1", "validating", {}, ANSWERED) == (
+        "Run the acceptance gate: acceptance gate failed at phase gpu: 7 of 8 GPUs")
