@@ -159,8 +159,8 @@ class Agent:
         boot = self._boot_entry(disk["name"], gpt.find(head, ESP_PARTITION)["number"], manifest["version"])
         summary = {"version": manifest["version"], "build_id": manifest["build_id"],
                    "disk": disk["name"], "serial": disk.get("serial"), "sha256": written["sha256"],
-                   "image_bytes": written["image_bytes"], "write_seconds": written["seconds"],
-                   "boot_entry": boot}
+                   "image_bytes": written["image_bytes"], "zeroed_bytes": written["zeroed_bytes"],
+                   "write_seconds": written["seconds"], "boot_entry": boot}
         return summary
 
     @staticmethod

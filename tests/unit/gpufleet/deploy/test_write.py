@@ -1,5 +1,6 @@
 import gzip
 import hashlib
+import os
 
 import pytest
 
@@ -150,3 +151,100 @@ def test_a_highly_compressed_image_is_written_in_bounded_pieces(tmp_path, monkey
     write_image([data], disk, len(data), _sha(data), compressed=True)
     assert max(sizes) <= write_mod.CHUNK
     assert _read(disk)[:len(image)] == image
+
+
+def _with_empty_middle(size=8 << 20):
+    """A GPT image whose MiBs 3-5 are all zeros, as a whole-disk image's free space is."""
+    image = bytearray(gpt_image(size=size))
+    image[3 << 20:6 << 20] = bytes(3 << 20)
+    return bytes(image)
+
+
+def test_zero_blocks_become_one_zeroed_run_and_old_data_there_is_gone(tmp_path):
+    image = _with_empty_middle()
+    disk = _disk(tmp_path, size=12 << 20)
+    result = write_image(_blocks(image, size=700 << 10), disk, len(image), _sha(image))
+    assert _read(disk)[:len(image)] == image  # the old image's bytes in the empty MiBs are zeros now
+    assert result["zeroed_bytes"] == 3 << 20
+    assert result["written_sha256"] == _sha(image)
+
+
+def _as_block_device(monkeypatch, ioctl):
+    import stat as stat_mod
+
+    import gpufleet.deploy.write as write_mod
+    real_fstat = write_mod.os.fstat
+
+    class _Stat:
+        def __init__(self, fd):
+            self.st_mode = stat_mod.S_IFBLK | (real_fstat(fd).st_mode & 0o777)
+
+    monkeypatch.setattr(write_mod.os, "fstat", _Stat)
+    monkeypatch.setattr(write_mod.fcntl, "ioctl", ioctl)
+    return write_mod
+
+
+def test_on_a_block_device_zero_runs_go_to_the_devices_zeroing_command_not_as_data(tmp_path, monkeypatch):
+    import struct as struct_mod
+    image = _with_empty_middle()
+    disk = _disk(tmp_path, size=12 << 20)
+    calls, writes = [], []
+    real_pwrite = os.pwrite
+
+    def zeroout(fd, request, arg):
+        offset, length = struct_mod.unpack("QQ", arg)
+        calls.append((request, offset, length))
+        real_pwrite(fd, bytes(length), offset)  # what the device does
+        return 0
+
+    write_mod = _as_block_device(monkeypatch, zeroout)
+
+    def recording(fd, data, offset):
+        writes.append((offset, len(data)))
+        return real_pwrite(fd, data, offset)
+
+    monkeypatch.setattr(write_mod.os, "pwrite", recording)
+    write_image(_blocks(image), disk, len(image), _sha(image))
+    monkeypatch.undo()
+    assert calls == [(0x127F, 3 << 20, 3 << 20)]
+    # no image write touched the zeroed run (only the device's own zeroing did)
+    assert writes and not [w for w in writes if w[0] < 6 << 20 and w[0] + w[1] > 3 << 20]
+    assert _read(disk)[:len(image)] == image
+
+
+def test_a_disk_that_ignores_its_zeroing_command_fails_the_check_and_stays_unbootable(tmp_path, monkeypatch):
+    image = _with_empty_middle()
+    disk = _disk(tmp_path, size=12 << 20)
+    _as_block_device(monkeypatch, lambda fd, request, arg: 0)  # says done, leaves the old bytes
+    with pytest.raises(DeployError, match="zeroing command") as err:
+        write_image(_blocks(image), disk, len(image), _sha(image))
+    monkeypatch.undo()
+    assert err.value.step == "verify"
+    _assert_unbootable(disk)
+
+
+def _zeroing_raises(monkeypatch, code, text):
+    import errno
+
+    def ioctl(fd, request, arg):
+        raise OSError(getattr(errno, code), text)
+
+    _as_block_device(monkeypatch, ioctl)
+
+
+def test_a_disk_without_the_zeroing_command_gets_written_zeros(tmp_path, monkeypatch):
+    image, disk = _with_empty_middle(), _disk(tmp_path, size=12 << 20)
+    _zeroing_raises(monkeypatch, "EOPNOTSUPP", "Operation not supported")
+    result = write_image(_blocks(image), disk, len(image), _sha(image))
+    monkeypatch.undo()
+    assert result["zeroed_bytes"] == 3 << 20
+    assert _read(disk)[:len(image)] == image
+
+
+def test_a_zeroing_error_the_disk_reports_fails_the_write(tmp_path, monkeypatch):
+    image, disk = _with_empty_middle(), _disk(tmp_path, size=12 << 20)
+    _zeroing_raises(monkeypatch, "EIO", "Input/output error")
+    with pytest.raises(DeployError, match="zeroing .* failed .*Input/output error"):
+        write_image(_blocks(image), disk, len(image), _sha(image))
+    monkeypatch.undo()
+    _assert_unbootable(disk)
