@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from gpufleet import main as cli_main
 from tests.helpers import SHARED_FIXTURES
+from tests.unit.gpufleet.parser_once import parser_built_once
 from tests.yaml_mutations import VALUES, key_paths, mutate
 
 EXAMPLES = int(os.environ.get("GPUFLEET_HYPOTHESIS_EXAMPLES", "150"))
@@ -87,7 +88,7 @@ def _evaluate(top):
     """(exit code, report or None, stdout, stderr); any exception but the command's own fails the test."""
     out, err = io.StringIO(), io.StringIO()
     output = top / "out.json"
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), parser_built_once():
         code = cli_main.main(["gate", "evaluate", "--profile", str(top / "p.yml"), "--results",
                               str(top / "report"), "--output", str(output)])
     assert code in (0, 1), code

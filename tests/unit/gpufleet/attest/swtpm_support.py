@@ -79,14 +79,22 @@ class LocalCa:
 
 
 class SoftTpm:
-    """A manufactured swtpm (EK + EK certificate from ``ca``) serving on 127.0.0.1."""
+    """A manufactured swtpm (EK + EK certificate from ``ca``) serving on 127.0.0.1.
 
-    def __init__(self, folder, ca):
+    ``copy_of``: the state folder of another SoftTpm that was never started; this one starts
+    from a copy of it (the same EK and certificate, fresh PCRs) instead of its own swtpm_setup,
+    which costs most of a second of key generation.
+    """
+
+    def __init__(self, folder, ca, copy_of=None):
         self.folder = folder
         self.state = os.path.join(folder, "state")
-        os.makedirs(self.state)
-        run(["swtpm_setup", "--tpm2", "--create-ek-cert", "--create-platform-cert", "--tpmstate", self.state,
-             "--config", ca.config, "--overwrite"])
+        if copy_of:
+            shutil.copytree(copy_of, self.state)
+        else:
+            os.makedirs(self.state)
+            run(["swtpm_setup", "--tpm2", "--create-ek-cert", "--create-platform-cert", "--tpmstate", self.state,
+                 "--config", ca.config, "--overwrite"])
         self.process = None
         self.port = None
 

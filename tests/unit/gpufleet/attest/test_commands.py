@@ -38,9 +38,9 @@ def pcrread(tpm, selection=QUOTED):
 class Rig:
     """A node (its own swtpm, booted with BOOT), the controller's ledger, state folder and signed references."""
 
-    def __init__(self, root, ca):
+    def __init__(self, root, ca, manufactured=None):
         self.root, self.ca = root, ca
-        self.tpm = SoftTpm(str(root / "tpm"), ca).start()
+        self.tpm = SoftTpm(str(root / "tpm"), ca, copy_of=manufactured).start()
         for pcr, data in BOOT:
             self.tpm.tool("tpm2_pcrextend", "%d:sha256=%s" % (pcr, hashlib.sha256(data).hexdigest()))
         self.ledger, self.state = str(root / "ledger.sqlite"), str(root / "state")
@@ -92,9 +92,19 @@ class Rig:
                                                   "--firmware-version", "fw1"] + self.common() + list(extra))
 
 
+@pytest.fixture(scope="module")
+def manufactured(tmp_path_factory, vendor_ca):
+    """One never-started TPM state; each rig's TPM runs on its own copy (its own PCRs, NV and ledger).
+
+    Every rig then has the same EK, which no test compares across rigs; the swapped TPM below
+    is manufactured on its own, so its EK differs.
+    """
+    return SoftTpm(str(tmp_path_factory.mktemp("manufactured")), vendor_ca).state
+
+
 @pytest.fixture
-def rig(tmp_path, vendor_ca):
-    made = Rig(tmp_path, vendor_ca)
+def rig(tmp_path, vendor_ca, manufactured):
+    made = Rig(tmp_path, vendor_ca, manufactured)
     yield made
     made.tpm.stop()
 

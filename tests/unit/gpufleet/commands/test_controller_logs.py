@@ -5,6 +5,7 @@ import pytest
 
 from gpufleet.main import main
 from tests.unit.gpufleet.commands.test_controller import _no_host_config, write_config  # noqa: F401 (a fixture)
+from tests.unit.gpufleet.inventory_once import shipped_inventory_once  # noqa: F401 (an autouse fixture)
 
 # A scheduler that fails, echoing what a careless wrapper might: every secret it was given.
 LEAKY = """import os, sys

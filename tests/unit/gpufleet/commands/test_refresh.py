@@ -9,6 +9,7 @@ from gpufleet.controller import records
 from gpufleet.controller.errors import ControllerError
 from gpufleet.main import main
 from tests.unit.plugins.module_utils.image.image_factory import make_image, public_pem
+from tests.unit.gpufleet.inventory_once import shipped_inventory_once  # noqa: F401 (an autouse fixture)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 TO_JOINED = ("enrolled", "inspected", "imaging", "configuring", "validating", "ready", "joined")

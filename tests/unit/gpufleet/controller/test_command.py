@@ -4,6 +4,7 @@ import sys
 
 from gpufleet.controller import records
 from gpufleet.main import main
+from tests.unit.gpufleet.inventory_once import shipped_inventory_once  # noqa: F401 (an autouse fixture)
 
 HERE = os.path.dirname(__file__)
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", "..", ".."))

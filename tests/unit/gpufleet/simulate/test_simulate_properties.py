@@ -30,6 +30,7 @@ from gpufleet.main import main
 from gpufleet.simulate.fleet import MAX_NODES
 from gpufleet.simulate.trace import MAX_GPUS, MAX_SPAN_DAYS, MAX_TIME
 from tests.unit.gpufleet.commands.test_simulate import POLICY  # the one small policy of the simulate tests
+from tests.unit.gpufleet.parser_once import parser_built_once
 
 EXAMPLES = int(os.environ.get("GPUFLEET_HYPOTHESIS_EXAMPLES", "300"))
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
@@ -156,7 +157,7 @@ def _bounded():
 
 def _simulate(argv):
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), _bounded():
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), parser_built_once(), _bounded():
         rc = main(["simulate"] + argv)
     return rc, out.getvalue(), err.getvalue()
 
