@@ -50,7 +50,11 @@ def target_size(fd):
 
 
 def _zero(fd, offset, length):
-    os.pwrite(fd, b"\0" * length, offset)
+    end = offset + length
+    while offset < end:  # CHUNK at a time: a zero run can be most of a disk
+        step = min(CHUNK, end - offset)
+        os.pwrite(fd, b"\0" * step, offset)
+        offset += step
 
 
 def _zero_run(fd, offset, length, device):
@@ -63,11 +67,7 @@ def _zero_run(fd, offset, length, device):
             if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOTTY):
                 raise DeployError(_STEP, "zeroing %d bytes at %d failed (%s); fix: check the disk "
                                   "(dmesg) and re-run" % (length, offset, exc.strerror))
-    end = offset + length
-    while offset < end:  # a regular file (the lab's disk files) or a disk without the command
-        step = min(CHUNK, end - offset)
-        os.pwrite(fd, b"\0" * step, offset)
-        offset += step
+    _zero(fd, offset, length)  # a regular file (the lab's disk files) or a disk without the command
 
 
 def _drop_cache(fd):
@@ -104,9 +104,8 @@ class _Placer:
         self.fd, self.disk_path, self.disk_size = fd, disk_path, disk_size
         self.device = stat.S_ISBLK(os.fstat(fd).st_mode)
         self.header = bytearray()
-        self.pending = bytearray()
-        self.offset = 0        # bytes of decoded image taken (header included)
-        self.placed = 0        # bytes of it on the disk or held as the header
+        self.pending = bytearray()  # the start of a block not yet whole
+        self.placed = 0        # bytes of decoded image on the disk or held as the header
         # The data runs after the header, in order, as written: the read-back must match. (No
         # digest of the whole decoded image: it checks nothing the manifest's digest of the
         # download does not, and hashing every zero costs minutes on a slow installer CPU.)
@@ -116,10 +115,9 @@ class _Placer:
         self.zero_run = None   # the zero run being gathered, [offset, length]
 
     def feed(self, data):
-        if self.offset + len(data) > self.disk_size:
+        if self.placed + len(self.pending) + len(data) > self.disk_size:
             raise DeployError(_STEP, "the image is larger than %s (%d bytes); fix: pick a larger "
                               "disk with the root-device hints" % (self.disk_path, self.disk_size))
-        self.offset += len(data)
         if self.pending:  # complete the block a previous piece began
             need = BLOCK - len(self.pending)
             self.pending.extend(data[:need])
@@ -252,7 +250,7 @@ def _write(fd, blocks, disk_path, expected_size, expected_sha256, compressed, pr
         raise DeployError("verify", "the downloaded image's sha256 is %s, the signed manifest says "
                           "%s: the artifact was altered; the disk is left unbootable"
                           % (received.hexdigest(), expected_sha256))
-    header, offset = bytes(placer.header), placer.offset
+    header, offset = bytes(placer.header), placer.placed
     if offset < HEADER:
         raise DeployError(_STEP, "the image is only %d bytes, smaller than its partition table "
                           "area; fix: rebuild the whole-disk image" % offset)
@@ -268,10 +266,10 @@ def _write(fd, blocks, disk_path, expected_size, expected_sha256, compressed, pr
     for at, length in placer.zeros:
         _spot_check_zeros(fd, at, length, disk_path)
     # Step 5: the partition table last.
-    os.pwrite(fd, bytes(header), 0)
+    os.pwrite(fd, header, 0)
     os.fsync(fd)
     _drop_cache(fd)
-    if os.pread(fd, HEADER, 0) != bytes(header):
+    if os.pread(fd, HEADER, 0) != header:
         raise DeployError("verify", "the partition table read back from %s differs from the one "
                           "written; fix: the disk is failing, replace it" % disk_path)
     return {"disk": disk_path, "disk_bytes": disk_size, "image_bytes": offset,

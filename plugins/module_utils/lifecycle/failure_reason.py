@@ -124,7 +124,7 @@ def connection_lost(result, probe=None):
     said = _said_by_result(result)
     if said is not None:
         return said
-    return answer_unknown(result) and _did_not_answer(probe)
+    return not _delegated(result) and _did_not_answer(probe)
 
 
 def bmc_power(info):

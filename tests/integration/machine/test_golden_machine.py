@@ -98,13 +98,9 @@ def _on_node(brought_up, commands):
         cwd=ROOT, capture_output=True, text=True, check=False, timeout=600, env=ENV)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     out = proc.stdout.split("(stdout) ", 1)[1].replace("\\n", "\n") if "(stdout) " in proc.stdout else ""
-    found = {}
-    for name in commands:
-        found[name] = out.split(marker % name, 1)[1] if marker % name in out else None
-    for name in found:  # cut each section at the next marker
-        if found[name] is not None:
-            found[name] = found[name].split("----gpufleet-test-", 1)[0].strip("\n")
-    assert None not in found.values(), out
+    parts = re.split(marker % r"(\w+)", out)  # [before, name, its output, name, its output, ...]
+    found = {name: text.strip("\n") for name, text in zip(parts[1::2], parts[2::2])}
+    assert set(found) == set(commands), out
     return found
 
 
