@@ -286,27 +286,26 @@ def start_metrics(args, reconciler, registry=None):
 
 
 def cmd_status(args):
-    from gpufleet.controller import records, status
+    from gpufleet.controller import records, stages, status
 
     settle(args, "status")
     reconciler = build(args, watch_bmc=False)
     now = reconciler.clock()
-    world = reconciler.read_world(now)
-    reconciler.day2(world, now)      # operator drains and open day-2 cases (nothing recorded)
-    from gpufleet.controller import rollouts
-    rollouts.read_book(reconciler.ledger, world, now, None)    # rollouts in progress and their nodes
     # a learned forecast's model as a pass would have it: fitted here, in place, nothing recorded
     # or logged (the status shows it)
     from gpufleet.controller.learning import Models
     reconciler.learning = Models(clock=reconciler.clock, background=False)
-    reconciler.forecasters(now=now)
+    # rollouts in progress, open day-2 cases, and the operator drains the repair stage finds (nothing recorded)
+    world = reconciler.observe(reconciler.read_world(now), now)
+    day2 = stages.Repair().decide(world, stages.Claimed())
+    reconciler.say_notes(stages.Pass(day2=day2))
     learned = reconciler.learning.notes()
     facts = (world, records.open_decisions(reconciler.ledger), records.decisions(reconciler.ledger, limit=args.last),
              records.lease_holder(reconciler.ledger, now), records.node_records(reconciler.ledger))
     if args.json:
-        print(json.dumps(status.status_document(*facts, learned=learned), indent=2, sort_keys=True))
+        print(json.dumps(status.status_document(*facts, learned=learned, day2=day2), indent=2, sort_keys=True))
     else:
-        print(status.render_status(*facts[:4], ledger_nodes=facts[4], learned=learned))
+        print(status.render_status(*facts[:4], ledger_nodes=facts[4], learned=learned, day2=day2))
     return 0
 
 

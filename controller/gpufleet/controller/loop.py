@@ -8,34 +8,20 @@ import time
 
 from dataclasses import replace
 
-from gpufleet.capacity.model import UNAVAILABLE
-from gpufleet.controller import breakfix, images, inventory, learning, logs, records, rollouts, spool, supply
+from gpufleet.controller import breakfix, images, inventory, learning, logs, records, spool, stages, supply
 from gpufleet.controller.planning import samples as demand_samples
 from gpufleet.controller.errors import ControllerError, LeaseHeld
 from gpufleet.controller.journal import Journal
 from gpufleet.controller.launch import Launcher
 from gpufleet.controller.sampling import SampleRecorder
-from gpufleet.day2 import bindings, rollout_stage, stage
+from gpufleet.day2 import bindings, rollout_book
 from gpufleet.day2.cases import NOT_STARTED, fold_cases
 from gpufleet.work import codec, folds, kinds
 from gpufleet.work.action import REPAIR, Action
 
-__all__ = ["Reconciler", "PassResult", "World"]
+__all__ = ["Reconciler", "PassResult"]
 
-DAY2_HELD = "day2"   # the state the planner sees for a node day-2 holds
 DEMAND_HISTORY_S = 28 * 86400.0     # the demand history the forecasts read and the learned model is fitted on
-
-
-class World:
-    """What one pass read: Slurm's jobs, the same with pools, unservable (job, why), node views,
-    the ledger's rollout rows (oldest first: the pool images and the rollout book both use them)."""
-
-    def __init__(self, raw, jobs, unservable, nodes, rollout_rows=()):
-        self.raw, self.jobs, self.unservable, self.nodes = raw, jobs, unservable, nodes
-        self.supply = nodes      # the node views the planner gets: held nodes unavailable (plan())
-        self.rollout_rows = list(rollout_rows)
-        self.day2, self.cases = stage.Day2Pass(), {}
-        self.rollout, self.rollouts = rollout_stage.RolloutPass(), []
 
 
 class PassResult:
@@ -97,7 +83,7 @@ class Reconciler:
         views = supply.node_views(self.hosts, records.node_records(self.ledger), slurm_nodes, raw, self.planning,
                                   now, history_of=self.ledger.history, pool_images=self.pool_images)
         mapped, unservable = self.planning.map_jobs(raw, views)
-        return World(raw, mapped, unservable, views, rollout_rows)
+        return stages.World(raw, mapped, unservable, views, rollout_rows)
 
     def _usable_pool_images(self, rollout_rows):
         """{pool: version} its last finished rollout left (images.pool_versions), only where the
@@ -126,76 +112,68 @@ class Reconciler:
         version = self.pool_images.get(pool)
         return self.catalogue.resolve(version) if version else {}
 
-    def plan(self, now=None, commit=False):
-        """The capacity plan after the day-2 stage; nodes day-2 holds are no supply for it.
-
-        ``commit`` keeps the day-2 persistence tracks for the next pass (not on a dry run)."""
-        now = self.clock() if now is None else now
-        world = self.read_world(now)
-        # one read of the decision log per pass: day-2 cases look back further than gangs
+    def observe(self, world, now):
+        """``world`` (read_world) with what the stages read beyond it. One read of the decision log
+        gives the cases, replacements, rollout book (from the oldest unfinished rollout) and gangs."""
         recent = records.decisions(self.ledger, since=now - folds.LOOKBACK_S)
-        book = rollouts.read_book(self.ledger, world, now, recent)
-        self.day2(world, now, commit, decisions=recent, also_out=rollouts.out_by_pool(book))
-        rollouts.plan(world, now, book, self.planning.pools(), self.catalogue, self.actuator.busy_nodes(),
-                      self.actuator.lent_peers(), inventory.fabric_places(self.hosts), self._say)
-        history = demand_samples(records.demand_history(self.ledger, since=now - DEMAND_HISTORY_S))
-        forecasters = self.forecasters(history, now)
-        # state 'day2' too: the planner retries or breaks a 'failed' node itself (its own bring-up
-        # failures), and a node day-2 holds (repair, rollout, renewal) is not its to touch
-        held = world.day2.claimed | world.rollout.claimed
-        supply_nodes = [replace(v, tier=UNAVAILABLE, state=DAY2_HELD) if v.node in held else v
-                        for v in world.nodes]
-        world.supply = supply_nodes     # the launcher offers fabric peers from these, never a held node
-        # a requeued job waiting for its replacement's bind is day-2's (gpufleet.day2.bindings)
-        demand = [j for j in world.raw if j.job_id not in world.day2.awaiting_bind]
-        plan = self.planning.plan(demand, supply_nodes, self.actuator.in_flight(), self.gangs(now, recent), now,
-                                  history, forecasters)
-        return plan, world
-
-    def forecasters(self, history=None, now=None):
-        """{pool: learned model or learned.Unfitted} for the pools with a learned forecast, fitted
-        outside the pass (gpufleet.controller.learning); ``history`` read when not given."""
-        now = self.clock() if now is None else now
-        if history is None:
-            history = demand_samples(records.demand_history(self.ledger, since=now - DEMAND_HISTORY_S))
-        return self.learning.forecasters(self.planning.policy, history, now)
-
-    def day2(self, world, now, commit=False, decisions=None, also_out=None):
-        """Run the day-2 stage on what the pass read; sets ``world.day2`` and ``world.cases``.
-        ``decisions``: the decision log from at least folds.DAY2_LOOKBACK_S back (read when not given)."""
-        if decisions is None:
-            decisions = records.decisions(self.ledger, since=now - folds.DAY2_LOOKBACK_S)
-        window = folds.within(decisions, now, folds.DAY2_LOOKBACK_S)
-        world.cases = fold_cases(window)
-        rows = [(name, "+".join((node.state,) + tuple(node.flags)), node.reason, None)
-                for name, node in sorted(self._slurm_nodes.items())]
+        window = folds.within(recent, now, folds.DAY2_LOOKBACK_S)
+        active = tuple(r for r in world.rollout_rows if r["phase"] in records.ROLLOUT_ACTIVE)
+        oldest = min([r["created_at"] for r in active], default=now)
+        book_from = (records.decisions(self.ledger, since=min(oldest, now - folds.LOOKBACK_S))
+                     if recent and oldest < recent[0]["at"] else recent)
+        rows = tuple((name, "+".join((node.state,) + tuple(node.flags)), node.reason, None)
+                     for name, node in sorted(self._slurm_nodes.items()))
         signals = tuple(self.redfish(world.nodes, now) if self.redfish else ()) + tuple(
             self.health(world.nodes, now) if self.health else ())
         if self._tracks is None:
             self._tracks = records.load_tracks(self.ledger)
-        world.day2 = stage.decide(rows, world.nodes, world.raw, self.planning.pools(), self._tracks, world.cases,
-                                  self.actuator.busy_nodes(), now, extra_signals=signals,
-                                  fabric=inventory.fabric_places(self.hosts), also_out=also_out,
-                                  replacements=bindings.fold(window), lent=self.actuator.lent_peers())
-        if commit:
-            if world.day2.tracks != self._tracks:
-                records.save_tracks(self.ledger, world.day2.tracks)
-            self._tracks = world.day2.tracks
-        for note in world.day2.notes:
+        history = demand_samples(records.demand_history(self.ledger, since=now - DEMAND_HISTORY_S))
+        # an admit ends its gang only once it succeeded: while it runs (or after it failed) the
+        # gang stays in progress, so its job is not given a second gang meanwhile
+        gang_acts = folds.gang_actions(d for d in folds.within(recent, now, folds.GANG_LOOKBACK_S)
+                                       if d["action"] != "admit" or d["outcome"] == "ok")
+        return replace(world, now=now, rows=rows, signals=signals, tracks=self._tracks, cases=fold_cases(window),
+                       replacements=bindings.fold(window), rollouts=active, rollout_book=rollout_book.fold(book_from),
+                       pools=self.planning.pools(), catalogue=self.catalogue,
+                       busy=frozenset(self.actuator.busy_nodes()), lent=frozenset(self.actuator.lent_peers()),
+                       fabric=inventory.fabric_places(self.hosts), history=history,
+                       forecasters=self.learning.forecasters(self.planning.policy, history, now),
+                       in_flight=self.actuator.in_flight(), gangs=self.planning.fold_gangs(gang_acts))
+
+    def plan(self, now=None):
+        """(stages.Pass, World); the stages' notes are said here (a dry run too), writes wait for apply."""
+        now = self.clock() if now is None else now
+        world = self.observe(self.read_world(now), now)
+        passed = stages.decide(world, (stages.Repair(), stages.Rollout(), stages.Capacity(self.planning)))
+        self.say_notes(passed)
+        return passed, world
+
+    def say_notes(self, passed):
+        for note in passed.day2.notes:
             self._say("day-2 %s" % note)
-        return world.day2
+        for note in passed.rollout.notes:
+            self._say("rollout %s" % note)
 
-    def gangs(self, now, decisions=None):
-        """Gangs in progress: the planner's own bookkeeping rule over the recorded decisions
-        (``decisions``: the log from at least folds.GANG_LOOKBACK_S back; read when not given).
-
-        An admit ends its gang only once it succeeded: while it runs (or after it failed) the
-        gang stays in progress, so its job is not given a second gang meanwhile."""
-        if decisions is None:
-            decisions = records.decisions(self.ledger, since=now - folds.GANG_LOOKBACK_S)
-        acts = folds.gang_actions(d for d in folds.within(decisions, now, folds.GANG_LOOKBACK_S)
-                                if d["action"] != "admit" or d["outcome"] == "ok")
-        return self.planning.fold_gangs(acts)
+    def apply(self, passed):
+        """The stages' ledger writes before their actions are recorded (a restarted controller counts
+        on from the day-2 tracks, keeps the canaries it chose) -> the rollout actions to record: a
+        phase change that lost a race (an operator halted or rolled back) drops that rollout's steps."""
+        if passed.day2.tracks != self._tracks:
+            records.save_tracks(self.ledger, passed.day2.tracks)
+        self._tracks = passed.day2.tracks
+        lost = set()
+        for update in passed.rollout.updates:
+            if update.canaries is not None:
+                records.set_rollout_canaries(self.ledger, update.rollout_id, update.canaries)
+                self._say("rollout %s: canaries %s" % (update.rollout_id, ", ".join(update.canaries)))
+            if update.phase is not None:
+                if records.set_rollout_phase(self.ledger, update.rollout_id, update.phase, update.reason,
+                                             expect=update.expect or None):
+                    self._say("rollout %s: %s (%s)" % (update.rollout_id, update.phase, update.reason))
+                else:
+                    lost.add(update.rollout_id)
+        return [a for a in passed.rollout.actions
+                if a.rollout.get("rollout_id") is None or a.rollout["rollout_id"] not in lost or a.kind == "readmit"]
 
     def converge(self):
         """After a restart: resume every decision a previous controller left without outcome."""
@@ -221,11 +199,11 @@ class Reconciler:
         now = self.clock()
         finished = [] if dry_run else self._finish()
         try:
-            plan, world = self.plan(now, commit=not dry_run)
+            passed, world = self.plan(now)
         except ControllerError as exc:
             self._say("pass skipped: %s" % exc, "error", event="pass_skipped")
             return PassResult(finished=finished, error=str(exc))
-        jobs, views = world.jobs, world.nodes
+        plan, jobs, views = passed.capacity, world.jobs, world.nodes
         if dry_run:
             return PassResult(plan=plan, jobs=jobs, nodes=views)
         self.journal.demand(jobs, sorted({v.pool for v in views}), now)
@@ -241,11 +219,9 @@ class Reconciler:
         # id(request action) -> (path, request): kept in the spool when not started now
         waiting = {id(a): (path, req) for path, req, a in asked}
         kept = {}      # path -> (request, nodes whose actions wait for a node free of other work)
-        # the rollout's canaries and phase are written before its steps are recorded: a restarted
-        # controller keeps the canaries it chose (docs/day2.md)
-        mine = rollouts.apply_updates(self.ledger, world, self._say)
+        mine = self.apply(passed)
         planned = [self._with_record(a) for a in plan.actions]
-        for action in list(world.day2.actions) + mine + requests + planned:
+        for action in list(passed.day2.actions) + mine + requests + planned:
             machine = not kinds.ledger_only(action)
             if machine and (busy.intersection(action.nodes) or
                             (kinds.disturbs_peers(action) and lent.intersection(action.nodes))):
@@ -269,7 +245,8 @@ class Reconciler:
                 to_run.append((decision_id, action))
             else:
                 self._ledger_step(decision_id, action)
-        self.launcher.launch(to_run, {v.node: v for v in world.supply})
+        # fabric peers are offered from the planner's supply, never a node a stage holds
+        self.launcher.launch(to_run, {v.node: v for v in stages.supply(world, passed.claimed)})
         self._spool_done(kept)
         return PassResult(plan=plan, started=started, finished=finished, jobs=jobs, nodes=views)
 

@@ -38,14 +38,12 @@ def _pools(nodes, jobs):
     return lines
 
 
-def _day2(world):
+def _day2(world, operator):
     """Drains a person set (never touched by the controller) and the open day-2 cases."""
-    operator = getattr(getattr(world, "day2", None), "operator", ())
     lines = ["operator drains (left alone): %s" % (
         "; ".join("%s %s: %s" % (o.node, o.state, o.reason) for o in operator) or "none")]
-    cases = getattr(world, "cases", None) or {}
-    lines.append("day-2 cases: %s" % ("none" if not cases else ""))
-    for node, open_case in sorted(cases.items()):
+    lines.append("day-2 cases: %s" % ("none" if not world.cases else ""))
+    for node, open_case in sorted(world.cases.items()):
         case = open_case.case
         last = open_case.reasons[-1][1] if open_case.reasons else "-"
         lines.append("  %-20s %-15s since %s%s  %s" % (node, case.phase, _when(case.since),
@@ -55,11 +53,8 @@ def _day2(world):
 
 def _rollout_state(row, book):
     """(gate results {node: passed}, nodes on the new version, its items still out) of a rollout."""
-    results = (book.results if book else {}).get(row["id"], {})
-    moved = (book.moved if book else {}).get(row["id"], frozenset())
-    items = sorted((i for i in (book.items.values() if book else ()) if i.rollout_id == row["id"]),
-                   key=lambda i: i.node)
-    return results, moved, items
+    items = sorted((i for i in book.items.values() if i.rollout_id == row["id"]), key=lambda i: i.node)
+    return book.results.get(row["id"], {}), book.moved.get(row["id"], frozenset()), items
 
 
 def rollout_lines(rows, book):
@@ -114,17 +109,17 @@ def _break_fix(nodes):
     return lines
 
 
-def render_status(world, in_flight, recent, holder, ledger_nodes=(), learned=None):
-    """``learned``: {pool: what its learned forecast model is (gpufleet.controller.learning)}."""
+def render_status(world, in_flight, recent, holder, ledger_nodes=(), learned=None, day2=None):
+    """``learned``: {pool: what its learned forecast model is (gpufleet.controller.learning)};
+    ``day2``: the repair stage's pass (its operator drains)."""
     lines = ["lease: %s" % ("held by %s until %s" % (holder[0], _when(holder[1])) if holder[0] else "free")]
     lines += _pools(world.nodes, world.jobs)
     lines += ["learned forecast: %s" % text for _pool, text in sorted((learned or {}).items())]
     lines.append("unservable jobs (no pool can ever serve them): %s" % (
         "; ".join("%s: %s" % (j.job_id, why) for j, why in world.unservable) or "none"))
-    lines += _day2(world)
-    rows = getattr(world, "rollouts", None) or []
-    lines.append("rollouts in progress: %s" % ("none" if not rows else ""))
-    lines += rollout_lines(rows, getattr(world, "rollout_book", None))
+    lines += _day2(world, day2.operator if day2 else ())
+    lines.append("rollouts in progress: %s" % ("none" if not world.rollouts else ""))
+    lines += rollout_lines(world.rollouts, world.rollout_book)
     lines += _replacements(recent)
     lines += _break_fix(ledger_nodes)
     lines.append("in flight: %s" % (", ".join("%s %s %s" % (d["id"], d["action"], ",".join(d["nodes"] or []))
@@ -142,14 +137,13 @@ def _decision(d):
             "job": d.get("job"), "outcome": d.get("outcome"), "reason": d.get("reason")}
 
 
-def status_document(world, in_flight, recent, holder, ledger_nodes=(), learned=None):
+def status_document(world, in_flight, recent, holder, ledger_nodes=(), learned=None, day2=None):
     """What ``render_status`` shows, as one JSON-ready dict (``controller status --json``): the
     same facts from the same selectors, times as epoch seconds or the ledger's own text,
     ``outcome`` None while in flight."""
-    book = getattr(world, "rollout_book", None)
     rollouts = []
-    for row in getattr(world, "rollouts", None) or []:
-        results, moved, out = _rollout_state(row, book)
+    for row in world.rollouts:
+        results, moved, out = _rollout_state(row, world.rollout_book)
         rollouts.append(dict(
             {k: row.get(k) for k in ("id", "pool", "from_version", "to_version", "gate_profile", "phase",
                                      "updated_at", "reason")},
@@ -162,7 +156,6 @@ def status_document(world, in_flight, recent, holder, ledger_nodes=(), learned=N
         replacements.append(dict(_decision(d), replaces=extra.get("replaces"),
                                  reservation=extra.get("reservation") or None,
                                  reserve_nodes=list(extra.get("reserve_nodes") or [])))
-    cases = getattr(world, "cases", None) or {}
     return {
         "lease": {"holder": holder[0], "until": holder[1] if holder[0] else None},
         "pools": {pool: {"tiers": {t: tiers.get(t, 0) for t in model.TIERS}, "pending_jobs": len(pending),
@@ -171,9 +164,10 @@ def status_document(world, in_flight, recent, holder, ledger_nodes=(), learned=N
         "unservable": [{"job": j.job_id, "reason": why} for j, why in world.unservable],
         "learned_forecast": dict(learned or {}),
         "operator_drains": [{"node": o.node, "state": o.state, "reason": o.reason}
-                            for o in getattr(getattr(world, "day2", None), "operator", ())],
+                            for o in (day2.operator if day2 else ())],
         "day2_cases": [{"node": node, "phase": c.case.phase, "since": c.case.since, "in_flight": bool(c.in_flight),
-                        "last_reason": c.reasons[-1][1] if c.reasons else None} for node, c in sorted(cases.items())],
+                        "last_reason": c.reasons[-1][1] if c.reasons else None}
+                       for node, c in sorted(world.cases.items())],
         "rollouts": rollouts,
         "replacements": replacements,
         "break_fix": [{"node": n["node"], "since": n.get("updated_at"), "reason": n.get("reason")}

@@ -4,7 +4,7 @@ Each book looks back its own distance: gangs in progress (gpufleet.capacity.gang
 deadlines are hours), open day-2 repair cases (gpufleet.day2.cases: a case older than this whose
 node never came back is left to a person, docs/day2.md) and replacements awaiting their bind
 (gpufleet.day2.bindings). The rollout book reads from the oldest unfinished rollout's start when
-that is older (gpufleet.controller.rollouts).
+that is older (gpufleet.controller.loop, Reconciler.observe).
 """
 from gpufleet.work import codec
 

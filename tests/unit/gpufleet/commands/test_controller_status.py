@@ -2,7 +2,7 @@
 import json
 
 from gpufleet.capacity.model import Job, NodeView
-from gpufleet.controller.loop import World
+from gpufleet.controller.stages import World
 from gpufleet.controller.status import render_status, status_document
 from gpufleet.day2.cases import OpenCase
 from gpufleet.day2.model import OperatorDrain
@@ -16,15 +16,14 @@ def _facts():
     nodes = (NodeView("n1", "lab", "unavailable", "draining"), NodeView("n2", "lab", "hot", "hot"),
              NodeView("n5", "gpu", "cold", "enrolled"))
     jobs = (Job("7", 2, pool="lab"), Job("8", 1, pool="lab", state="RUNNING"))
-    world = World((), jobs, ((Job("9", 99), "asks for 99 nodes"),), nodes)
-    world.day2 = Day2Pass(operator=(OperatorDrain("n3", "IDLE+DRAIN", "rack move"),))
-    world.cases = {"n1": OpenCase(Case("n1", "lab", "draining", 5.0), reasons=((5.0, "drain: NHC check_gpu"),),
-                                  in_flight=True)}
-    world.rollouts = [{"id": 4, "pool": "lab", "from_version": "v1", "to_version": "v2", "gate_profile": None,
-                       "phase": "batches", "updated_at": 0.0, "reason": "canaries passed", "canaries": ["n1"]}]
-    world.rollout_book = Book(items={"n3": Item("n3", "lab", 4, "batch", "v2", None, "joined", "recycling", 0.0,
-                                                in_flight=True)},
-                              results={4: {"n1": True, "n2": False}}, moved={4: frozenset({"n1", "n2"})})
+    day2 = Day2Pass(operator=(OperatorDrain("n3", "IDLE+DRAIN", "rack move"),))
+    cases = {"n1": OpenCase(Case("n1", "lab", "draining", 5.0), reasons=((5.0, "drain: NHC check_gpu"),),
+                            in_flight=True)}
+    rollouts = [{"id": 4, "pool": "lab", "from_version": "v1", "to_version": "v2", "gate_profile": None,
+                 "phase": "batches", "updated_at": 0.0, "reason": "canaries passed", "canaries": ["n1"]}]
+    book = Book(items={"n3": Item("n3", "lab", 4, "batch", "v2", None, "joined", "recycling", 0.0,
+                                  in_flight=True)},
+                results={4: {"n1": True, "n2": False}}, moved={4: frozenset({"n1", "n2"})})
     replacement = {"id": 11, "at": 60.0, "pool": "lab", "action": "resume", "nodes": ["n2"], "job": "7",
                    "outcome": "ok", "reason": "job 7 lost n1",
                    "demand": {"action": {"day2": True, "replaces": "n1", "reservation": "7@100",
@@ -33,13 +32,15 @@ def _facts():
                "outcome": None, "reason": "floor"}
     ledger_nodes = [{"node": "n7", "state": "break_fix", "updated_at": "2026-11-24T18:22:40Z", "reason": "n7.json"},
                     {"node": "n8", "state": "joined", "updated_at": "2026-11-24T18:00:00Z", "reason": None}]
-    return world, [planner], [replacement, planner], ("ctl:1", 120.0), ledger_nodes
+    world = World((), jobs, ((Job("9", 99), "asks for 99 nodes"),), nodes, cases=cases, rollouts=rollouts,
+                  rollout_book=book)
+    return world, [planner], [replacement, planner], ("ctl:1", 120.0), ledger_nodes, day2
 
 
 def test_json_holds_every_fact_the_text_shows():
     facts = _facts()
-    text = render_status(*facts[:4], ledger_nodes=facts[4])
-    doc = json.loads(json.dumps(status_document(*facts)))     # JSON-ready as it is
+    text = render_status(*facts[:4], ledger_nodes=facts[4], day2=facts[5])
+    doc = json.loads(json.dumps(status_document(*facts[:5], day2=facts[5])))     # JSON-ready as it is
     assert doc["lease"] == {"holder": "ctl:1", "until": 120.0} and "held by ctl:1" in text
     assert doc["pools"]["lab"]["tiers"]["hot"] == 1 and doc["pools"]["lab"]["tiers"]["unavailable"] == 1
     assert (doc["pools"]["lab"]["pending_jobs"], doc["pools"]["lab"]["pending_nodes"]) == (1, 2) and " 1/2" in text

@@ -1,6 +1,6 @@
 from gpufleet.capacity.model import Action, NodeView
 from gpufleet.controller import records
-from gpufleet.controller.loop import World
+from gpufleet.controller.stages import World
 from gpufleet.work.action import REPAIR
 from gpufleet.work.kinds import expected_state
 from tests.unit.gpufleet.controller.conftest import Runs, bringup

@@ -3,7 +3,8 @@ import pytest
 from gpufleet.capacity.model import Action, Job, NodeView
 from gpufleet.controller import records
 from gpufleet.controller.errors import LeaseHeld, SchedulerOutputError
-from gpufleet.controller.loop import Reconciler, World
+from gpufleet.controller.loop import Reconciler
+from gpufleet.controller.stages import World
 from tests.unit.gpufleet.controller.conftest import FakeSource, Runs, bringup
 
 

@@ -95,9 +95,8 @@ def test_an_operator_drain_is_left_alone(ledger, make_reconciler):
     for _ in range(4):
         result = rec.once()
     assert records.decisions(ledger) == [] and runs.calls == []
-    world = rec.read_world()
-    rec.day2(world, 1000.0)
-    assert [(o.node, o.reason) for o in world.day2.operator] == [("n1", "rack move, ticket 42")]
+    passed, _world = rec.plan(1000.0)
+    assert [(o.node, o.reason) for o in passed.day2.operator] == [("n1", "rack move, ticket 42")]
     assert result.error is None
 
 

@@ -1,6 +1,6 @@
 """`gpufleet controller status`: pools, operator drains, open day-2 cases, decisions."""
 from gpufleet.capacity.model import NodeView
-from gpufleet.controller.loop import World
+from gpufleet.controller.stages import World
 from gpufleet.controller.status import render_status
 from gpufleet.day2.cases import OpenCase
 from gpufleet.day2.model import OperatorDrain
@@ -9,11 +9,11 @@ from gpufleet.day2.stage import Day2Pass
 
 
 def test_status_shows_operator_drains_and_open_day2_cases():
-    world = World((), (), (), (NodeView("n1", "lab", "unavailable", "draining"),))
-    world.day2 = Day2Pass(operator=(OperatorDrain("n3", "IDLE+DRAIN", "rack move, ticket 42"),))
-    world.cases = {"n1": OpenCase(Case("n1", "lab", "draining", 0.0),
-                                  reasons=((0.0, "drain: slurm slurm_drain: NHC: check_gpu"),), in_flight=True)}
-    text = render_status(world, [], [], (None, None))
+    day2 = Day2Pass(operator=(OperatorDrain("n3", "IDLE+DRAIN", "rack move, ticket 42"),))
+    cases = {"n1": OpenCase(Case("n1", "lab", "draining", 0.0),
+                            reasons=((0.0, "drain: slurm slurm_drain: NHC: check_gpu"),), in_flight=True)}
+    world = World((), (), (), (NodeView("n1", "lab", "unavailable", "draining"),), cases=cases)
+    text = render_status(world, [], [], (None, None), day2=day2)
     assert "operator drains (left alone): n3 IDLE+DRAIN: rack move, ticket 42" in text
     line = next(l for l in text.splitlines() if l.strip().startswith("n1"))
     assert "draining" in line and "1970-01-01 00:00:00" in line and "(in flight)" in line and "NHC" in line
@@ -26,13 +26,12 @@ def test_status_says_none_when_day2_has_nothing():
 
 def test_status_shows_a_rollout_in_progress_with_its_canaries_results_and_nodes_out():
     from gpufleet.day2.rollout_book import Book, Item
-    world = World((), (), (), ())
-    world.rollouts = [{"id": 4, "pool": "lab", "from_version": "v1", "to_version": "v2", "gate_profile": None,
-                       "phase": "batches", "updated_at": 0.0, "reason": "canaries passed", "canaries": ["n1"]}]
-    world.rollout_book = Book(items={"n3": Item("n3", "lab", 4, "batch", "v2", None, "joined", "recycling", 0.0,
-                                                in_flight=True)},
-                              results={4: {"n1": True, "n2": False}}, moved={4: frozenset({"n1", "n2"})})
-    text = render_status(world, [], [], (None, None))
+    rollouts = [{"id": 4, "pool": "lab", "from_version": "v1", "to_version": "v2", "gate_profile": None,
+                 "phase": "batches", "updated_at": 0.0, "reason": "canaries passed", "canaries": ["n1"]}]
+    book = Book(items={"n3": Item("n3", "lab", 4, "batch", "v2", None, "joined", "recycling", 0.0,
+                                  in_flight=True)},
+                results={4: {"n1": True, "n2": False}}, moved={4: frozenset({"n1", "n2"})})
+    text = render_status(World((), (), (), (), rollouts=rollouts, rollout_book=book), [], [], (None, None))
     assert "rollout 4 pool lab: v1 -> v2, phase batches since 1970-01-01 00:00:00 (canaries passed)" in text
     assert "canaries: n1; passed: n1; failed: n2; on the new version: 2; out now: n3 recycling (in flight)" in text
     assert "rollouts in progress: none" in render_status(World((), (), (), ()), [], [], (None, None))

@@ -49,7 +49,7 @@ def test_a_pending_gang_is_reserved_and_its_book_survives_into_the_next_pass(led
     assert "reserve" in kinds, kinds
     reserve = next(a for _i, a in first.started if a.kind == "reserve")
     assert reserve.job_id == "9" and len(reserve.nodes) == 4
-    gangs = rec.gangs(1000.0)
+    gangs = rec.observe(rec.read_world(1000.0), 1000.0).gangs
     assert [(g.job_id, len(g.members)) for g in gangs] == [("9", 4)]
     second = rec.once()
     assert "reserve" not in [a.kind for _i, a in second.started]    # formed once, not again
@@ -69,7 +69,7 @@ def test_a_gang_whose_admission_is_running_is_not_formed_again(ledger):
     assert first[:2] == ["reserve", "admit"], first   # (then bring-ups refilling the hot floor)
     second = [a.kind for _i, a in rec.once().started]
     assert "reserve" not in second, second              # the job's gang is still in progress
-    assert [g.job_id for g in rec.gangs(1000.0)] == ["9"]
+    assert [g.job_id for g in rec.observe(rec.read_world(1000.0), 1000.0).gangs] == ["9"]
     runs.gate.set()
     rec.drain()
 
@@ -80,8 +80,7 @@ def _with_hot_gate(read):
 
     def read_world(now=None):
         world = read(now)
-        world.nodes = tuple(replace(v, tier="hot") if v.state == "hot" else v for v in world.nodes)
-        return world
+        return replace(world, nodes=tuple(replace(v, tier="hot") if v.state == "hot" else v for v in world.nodes))
     return read_world
 
 
