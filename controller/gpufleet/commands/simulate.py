@@ -31,6 +31,12 @@ def _check_flags(args):
     from gpufleet.simulate.output import check_writable
     from gpufleet.simulate.trace import check_scale
 
+    if args.json not in (None, "-"):
+        # --json out.json: the file, the tables still on stdout (one flag, one meaning per form)
+        if args.json_file and os.path.abspath(args.json_file) != os.path.abspath(args.json):
+            raise SimulateError("--json %s and --json-file %s name two files. Give one of them."
+                                % (args.json, args.json_file))
+        args.json_file, args.json = args.json, None
     if args.nodes is not None:
         check_nodes(args.nodes)
     check_scale(args.scale)
@@ -287,8 +293,9 @@ def register(parser):
     parser.add_argument("--set", action="append", metavar="FIELD=VALUE", help="override a policy field in every run")
     parser.add_argument("--sweep", metavar="FIELD=SPEC", help="vary one field of --policy: FIELD=0:16:2 or FIELD=0,4,8")
     parser.add_argument("--targets", help="shortfall targets for the sweep, GPU-minutes, comma-separated")
-    parser.add_argument("--json", action="store_true",
-                        help="print the results as JSON on stdout (instead of the tables)")
+    parser.add_argument("--json", nargs="?", const="-", metavar="PATH",
+                        help="print the results as JSON on stdout instead of the tables; with a PATH "
+                             "(--json out.json) write them there, as --json-file does")
     parser.add_argument("--json-file", metavar="PATH", help="write the results as JSON here")
     parser.add_argument("--plot", help="write a PNG plot here")
     parser.add_argument("--evaluate", action="store_true",

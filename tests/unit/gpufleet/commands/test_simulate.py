@@ -210,12 +210,27 @@ def test_json_flag_prints_the_document_alone_on_stdout(files, capsys):
     assert "json: %s" % out_json in captured.err
 
 
-def test_json_no_longer_takes_a_path(files, capsys):
+def test_json_with_a_path_writes_the_document_there_and_keeps_the_tables(files, capsys):
+    tmp, trace, policy, latency = files
+    out_json = tmp / "out.json"
+    rc = main(["simulate", "--trace", trace, "--policy", policy, "--latency", latency, "--nodes", "6",
+               "--json", str(out_json)])
+    captured = capsys.readouterr()
+    assert rc == 0
+    doc = json.loads(out_json.read_text())
+    assert doc["nodes"] == 6 and doc["runs"]
+    assert "json: %s" % out_json in captured.out
+    with pytest.raises(ValueError):
+        json.loads(captured.out)                      # the tables, not the document, on stdout
+
+
+def test_json_with_a_path_and_another_json_file_is_refused(files, capsys):
     tmp, trace, policy, _ = files
-    with pytest.raises(SystemExit) as done:
-        main(["simulate", "--trace", trace, "--policy", policy, "--nodes", "4", "--json", str(tmp / "r.json")])
-    assert done.value.code == 2 and "unrecognized arguments: %s" % (tmp / "r.json") in capsys.readouterr().err
-    assert not (tmp / "r.json").exists()
+    rc = main(["simulate", "--trace", trace, "--policy", policy, "--nodes", "4", "--json", str(tmp / "a.json"),
+               "--json-file", str(tmp / "b.json")])
+    err = capsys.readouterr().err
+    assert rc == 1 and "--json %s and --json-file %s name two files" % (tmp / "a.json", tmp / "b.json") in err
+    assert not (tmp / "a.json").exists() and not (tmp / "b.json").exists()
 
 
 @pytest.mark.parametrize("text, seconds", [("90", 90.0), ("1m30s", 90.0), ("0", 0.0), ("1h", 3600.0)])
