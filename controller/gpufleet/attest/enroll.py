@@ -37,7 +37,7 @@ from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.error
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle.ledger import iso
 
 __all__ = ["ENROLL", "KEEP", "REENROLL", "SECRET_BYTES", "ChallengeBook", "EnrollmentStore", "challenge",
-           "check_activated", "check_node", "enroll_node", "finish", "make_credential", "makecredential_argv"]
+           "check_activated", "check_node", "finish", "make_credential", "makecredential_argv"]
 
 ENROLL, KEEP, REENROLL = "enroll", "keep", "reenroll"
 SECRET_BYTES = 32
@@ -187,18 +187,6 @@ def finish(store, node, pending, returned, who):
     check_activated(pending["secret"], returned, node)
     return store.save(node, pending["ak_pem"], pending["ak_name"], pending["ek"]["fingerprint"], who,
                       reason=pending.get("reason"), reenroll=pending["decision"] == REENROLL)
-
-
-def enroll_node(store, node, ek_cert, ca_bundle, ak_public, activate, who="gpufleet", reason=None, reenroll=False,
-                run=subprocess.run, now=None):
-    """Both halves in one call. ``activate(credential_blob) -> secret`` runs ``tpm2_activatecredential``
-    on the node. Returns {"decision", "record", "ek"}; KEEP activates nothing and keeps the enrolled AK."""
-    pending = challenge(store, node, ek_cert, ca_bundle, ak_public, reenroll=reenroll, reason=reason, run=run,
-                        now=now)
-    if pending["decision"] == KEEP:
-        return {"decision": KEEP, "record": pending["record"], "ek": pending["ek"]}
-    record = finish(store, node, pending, activate(pending["credential"]), who)
-    return {"decision": pending["decision"], "record": record, "ek": pending["ek"]}
 
 
 class ChallengeBook:

@@ -18,7 +18,7 @@ from bisect import bisect_left
 from gpufleet.capacity.emit import ago
 from gpufleet.capacity.model import DemandSample
 
-__all__ = ["forecast_floor", "forecast_nodes", "held_forecast", "gaps_in", "history_from_rows", "quantile",
+__all__ = ["forecast_nodes", "held_forecast", "gaps_in", "history_from_rows", "quantile",
            "WEEK", "GAP_S"]
 
 WEEK = 7 * 86400.0
@@ -184,12 +184,3 @@ def held_forecast(pool, samples, now, ahead=None, model=None):
             "why": f"the forecast of {ago(now - at)} ago ({best} nodes) holds for the minimum on-time "
                    f"{ago(settings.min_on_time)}"})
     return best, why
-
-
-def forecast_floor(pool, samples, now, joined):
-    """-> (extra nodes to keep ready in ``pool.forecast.tier``, explanation dict)."""
-    nodes, why = forecast_nodes(pool, samples, now)
-    if nodes is None:
-        return 0, why
-    floor = max(0, nodes - joined)
-    return floor, dict(why, joined_nodes=joined, floor=floor)

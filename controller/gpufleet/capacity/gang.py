@@ -66,7 +66,7 @@ def _pick(run, pool, count, deadline, version=None):
         return fits(name) and not (view.nodes[name].jobs if name in view.nodes else ())
 
     def available(tier):
-        found = view.count_where(tier, usable)
+        found = sum(1 for name in view.free.get(tier, ()) if usable(name))
         return min(found, _idle_spare(view)) if tier == IDLE else found
     if sum(available(t) for t in tiers) < count:
         return None

@@ -43,9 +43,6 @@ class PoolView:
                 return names.pop(index)
         return None
 
-    def count_where(self, tier, where):
-        return sum(1 for name in self.free.get(tier, ()) if where(name))
-
     def startable(self):
         """True when a free node could still be woken or brought up (limits aside)."""
         return bool(self.free.get(WARM) or self.free.get(COLD) or self.retryable)

@@ -18,6 +18,8 @@ import json
 import os
 import sys
 
+from gpufleet.commands import whole_number
+
 NAME = "attest"
 HELP = "TPM attestation, the controller's half: enroll a node's AK, issue nonces, verify quotes, show enrollments"
 EXIT_REFUSED = 3
@@ -33,6 +35,7 @@ EXIT_CODES = ((0, "success; verify: the quote passed; enroll-challenge: a creden
 _REENROLL_REASONS = ("ek_changed", "ak_changed")
 NONCE_BOOK = "nonces.json"
 CHALLENGES = "challenges"
+_POSITIVE = whole_number(1, float("inf"), "a positive number of seconds")
 
 
 class BadInput(Exception):
@@ -238,17 +241,6 @@ def run(args):
         return EXIT_REENROLL if reason in _REENROLL_REASONS else EXIT_REFUSED
 
 
-def _positive(text):
-    import argparse
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value <= 0:
-        raise argparse.ArgumentTypeError("%r is not a positive number of seconds" % text)
-    return value
-
-
 def _required(parser, options):
     for option, text in options:
         parser.add_argument(option, required=True, help=text)
@@ -285,7 +277,7 @@ def register(parser):
     challenge.add_argument("--reenroll", action="store_true", help="replace the node's enrollment (a person "
                            "checked the hardware); the old one stays in the ledger's history")
     challenge.add_argument("--reason", help="why the node is re-enrolled (required with --reenroll)")
-    challenge.add_argument("--ttl", type=_positive, default=600, help="seconds the challenge stays open "
+    challenge.add_argument("--ttl", type=_POSITIVE, default=600, help="seconds the challenge stays open "
                            "(default: 600)")
 
     finish = add("enroll-finish", cmd_enroll_finish, "check the node's activated secret and record the "
@@ -311,7 +303,7 @@ def register(parser):
                        ("--firmware-version", "the node's firmware version")))
     verify.add_argument("--event-log", help="what tpm2_eventlog printed on the node (optional)")
     verify.add_argument("--reference-event-log", help="tpm2_eventlog output of a known-good node of this image")
-    verify.add_argument("--nonce-ttl", type=_positive, default=300, help="seconds a nonce stays valid "
+    verify.add_argument("--nonce-ttl", type=_POSITIVE, default=300, help="seconds a nonce stays valid "
                         "(default: 300)")
 
     show = add("show", cmd_show, "show enrollments (current ones; --history: every one)",

@@ -15,6 +15,7 @@ import sys
 
 from gpufleet.capacity.duration import duration_arg
 from gpufleet import state_dir
+from gpufleet.commands import whole_number
 
 NAME = "controller"
 HELP = "capacity controller: supply that follows Slurm demand (run, once, status)"
@@ -338,17 +339,6 @@ def _common(parser, config=False):
                              "variable files, e.g. the lab's; unset: power saving is not read)")
 
 
-def _count(text):
-    import argparse
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError("%r is not a whole number of 0 or more" % text)
-    return value
-
-
 def register(parser):
     sub = parser.add_subparsers(dest="controller_command", metavar="SUBCOMMAND", required=True)
     run = sub.add_parser("run", help="reconcile continuously")
@@ -358,8 +348,8 @@ def register(parser):
     run.add_argument("--dry-run", action="store_true", help="print one plan and change nothing")
     run.add_argument("--metrics-port", type=int, help="serve Prometheus metrics on this port (docs/fleet-view.md)")
     run.add_argument("--metrics-addr", help="address for --metrics-port (default 127.0.0.1)")
-    run.add_argument("--keep-runs", type=_count, help="retention: keep the newest N finished run folders "
-                                                       "(default 500; docs/service.md)")
+    run.add_argument("--keep-runs", type=whole_number(0, float("inf"), "a whole number of 0 or more"),
+                     help="retention: keep the newest N finished run folders (default 500; docs/service.md)")
     run.add_argument("--keep-for", type=duration_arg,
                      help="retention: keep finished run folders younger than this, e.g. 7d (default 7d; "
                           "a folder either rule keeps stays)")

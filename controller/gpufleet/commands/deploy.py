@@ -16,6 +16,8 @@ import sys
 import time
 import urllib.parse
 
+from gpufleet.commands import whole_number
+
 NAME = "deploy"
 HELP = "the controller's end of an install: serve orders and callbacks, write an order, wait for the outcome"
 EXIT_TIMEOUT = 3
@@ -223,17 +225,6 @@ def cmd_serve(args):
     return 0
 
 
-def _port(text):
-    import argparse
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError("%r is not a port number (0-65535)" % text)
-    return value
-
-
 def register(parser):
     sub = parser.add_subparsers(dest="deploy_command", metavar="DEPLOY_COMMAND")
     state = dict(required=True, metavar="DIR",
@@ -248,7 +239,8 @@ def register(parser):
                        "CA the installer was built with")
     serve.add_argument("--key", required=True, help="its private key (PEM)")
     serve.add_argument("--address", default="0.0.0.0", help="address to listen on (default: 0.0.0.0)")
-    serve.add_argument("--port", type=_port, default=8443, help="port (default: 8443; 0 picks a free one)")
+    serve.add_argument("--port", type=whole_number(0, 65535, "a port number (0-65535)"), default=8443,
+                       help="port (default: 8443; 0 picks a free one)")
     serve.set_defaults(func=cmd_serve)
 
     order = sub.add_parser("order", help="write a node's install order (a fresh one-time token; never printed)",

@@ -11,6 +11,7 @@ moves it, node by node, within the pool's day-2 budget (docs/day2.md, "Refresh")
 import getpass
 import os
 from collections import Counter
+from functools import partial
 
 from gpufleet.collection import repo_path
 from gpufleet.commands import controller as controller_command
@@ -136,18 +137,6 @@ def _move(args, phase, allowed, verb):
     return 0
 
 
-def cmd_halt(args):
-    return _move(args, "halted", ("canary", "batches"), "halt")
-
-
-def cmd_resume(args):
-    return _move(args, lambda row: "batches" if row["canaries"] else "canary", ("halted",), "resume")
-
-
-def cmd_rollback(args):
-    return _move(args, "rolling_back", ("canary", "batches", "halted"), "rollback")
-
-
 def _add(sub, name, func, help_text, pool_required=True):
     parser = sub.add_parser(name, help=help_text, description=help_text)
     controller_command._common(parser)
@@ -165,6 +154,9 @@ def register(parser):
     start.add_argument("--gate-profile", help="re-validate under this gate profile (profiles/gate/<name>.yml)")
     status = _add(sub, "status", cmd_status, "rollouts, their phase, canaries and gate results", False)
     status.add_argument("--last", type=int, default=5, help="how many rollouts to show (default 5)")
-    _add(sub, "halt", cmd_halt, "stop starting nodes; the ones in flight finish, moved nodes stay")
-    _add(sub, "resume", cmd_resume, "continue a halted rollout")
-    _add(sub, "rollback", cmd_rollback, "redeploy the previous version on every node the rollout moved")
+    _add(sub, "halt", partial(_move, phase="halted", allowed=("canary", "batches"), verb="halt"),
+         "stop starting nodes; the ones in flight finish, moved nodes stay")
+    _add(sub, "resume", partial(_move, phase=lambda row: "batches" if row["canaries"] else "canary",
+                                allowed=("halted",), verb="resume"), "continue a halted rollout")
+    _add(sub, "rollback", partial(_move, phase="rolling_back", allowed=("canary", "batches", "halted"),
+                                  verb="rollback"), "redeploy the previous version on every node the rollout moved")

@@ -2,7 +2,7 @@
 
 Each action kind is one playbook run (gpufleet.work.kinds says which, with what variables; the
 bookkeeping kinds are ledger steps), with the action's nodes as ``gpufleet_targets``. Runs
-happen in a thread pool (the fleet-wide concurrency limit); ``submit`` returns at once and
+happen in a thread pool (the fleet-wide concurrency limit); ``submit_many`` returns at once and
 ``collect`` hands back finished ones, so the loop keeps reconciling (a job served from hot
 nodes is not stuck behind a bring-up).
 """
@@ -55,10 +55,6 @@ class Actuator:
         """Nodes offered as fabric peers to runs in flight (none of them is busy itself)."""
         with self._lock:
             return set().union(*self._peers.values()) - {n for entry in self._running.values() for n in entry[0].nodes}
-
-    def submit(self, decision_id, action, playbook, extravars):
-        """Start one playbook run for a recorded decision (never twice for the same id)."""
-        return self.submit_many([(decision_id, action)], playbook, extravars)
 
     def submit_many(self, pairs, playbook, extravars):
         """One playbook run for several recorded decisions (a batch: bring-ups validated together

@@ -8,8 +8,8 @@ import time
 
 from dataclasses import replace
 
+from gpufleet.capacity.forecast import history_from_rows
 from gpufleet.controller import breakfix, images, inventory, learning, logs, records, spool, stages, supply
-from gpufleet.controller.planning import samples as demand_samples
 from gpufleet.controller.errors import ControllerError, LeaseHeld
 from gpufleet.controller.journal import Journal
 from gpufleet.controller.launch import Launcher
@@ -127,7 +127,7 @@ class Reconciler:
             self.health(world.nodes, now) if self.health else ())
         if self._tracks is None:
             self._tracks = records.load_tracks(self.ledger)
-        history = demand_samples(records.demand_history(self.ledger, since=now - DEMAND_HISTORY_S))
+        history = history_from_rows(records.demand_history(self.ledger, since=now - DEMAND_HISTORY_S))
         # an admit ends its gang only once it succeeded: while it runs (or after it failed) the
         # gang stays in progress, so its job is not given a second gang meanwhile
         gang_acts = folds.gang_actions(d for d in folds.within(recent, now, folds.GANG_LOOKBACK_S)
@@ -269,11 +269,10 @@ class Reconciler:
                 continue
             yield path, request
 
-    def _spool_done(self, kept=None):
+    def _spool_done(self, kept):
         """Delete the requests whose decisions are recorded. A request with nodes not started
         this pass (busy) stays: whole when none started, else rewritten with just those nodes
         (written before the old one goes, so a crash between loses no node)."""
-        kept = kept or {}
         for path in getattr(self, "_taken", ()):
             if path in kept:
                 req, nodes = kept[path]

@@ -67,9 +67,6 @@ class Planning:
     def concurrency(self):
         return self.policy.fleet.concurrency_limit
 
-    def interval(self):
-        return self.policy.fleet.interval
-
     def fold_gangs(self, actions):
         """Gangs in progress after ``actions`` (oldest first): the planner's bookkeeping rule."""
         from gpufleet.capacity.gangbook import fold
@@ -82,13 +79,3 @@ class Planning:
         supply = model.Supply(nodes=tuple(nodes), in_flight=tuple(in_flight), gangs=tuple(gangs))
         return plan(model.Demand(jobs=tuple(jobs)), supply, self.policy, now, history=history,
                     forecasters=forecasters)
-
-
-def samples(rows):
-    """Ledger demand rows -> {pool: (DemandSample, ...) by minute}, what the forecast reads."""
-    out = {}
-    for row in rows:
-        out.setdefault(row["pool"], []).append(model.DemandSample(
-            pool=row["pool"], minute=float(row["minute"]), gpus_running=row["gpus_running"],
-            gpus_pending=row["gpus_pending"], gpus_pending_capacity=row["gpus_pending_capacity"]))
-    return {pool: tuple(sorted(s, key=lambda x: x.minute)) for pool, s in out.items()}

@@ -42,17 +42,6 @@ class SlurmNode:
     gres: str = ""
     last_busy: Optional[float] = None   # when it last ran a job (epoch seconds), if Slurm says
 
-    @property
-    def drained(self):
-        return "DRAIN" in self.flags or "DRAINED" in self.flags or "DRAINING" in self.flags
-
-    @property
-    def schedulable(self):
-        """Registered, responding, not drained or down: Slurm may start jobs on it."""
-        bad = {"DRAIN", "DRAINED", "DRAINING", "NOT_RESPONDING", "POWERED_DOWN", "POWERING_DOWN",
-               "POWER_DOWN", "FAIL", "MAINTENANCE", "RESERVED"}
-        return self.state in ("IDLE", "ALLOCATED", "MIXED") and not bad.intersection(self.flags)
-
 
 def _load(text, command, key):
     try:

@@ -13,7 +13,7 @@ from gpufleet.day2.repair import Case
 from gpufleet.work import folds
 from gpufleet.work.codec import is_day2
 
-__all__ = ["OpenCase", "NOT_STARTED", "fold_cases"]
+__all__ = ["OpenCase", "NOT_STARTED", "fold_cases", "ended"]
 
 # Outcome prefix of a step recorded but never started (too few fabric peers, ...).
 NOT_STARTED = "not started:"
@@ -27,7 +27,7 @@ class OpenCase:
     not_started: str = ""                          # the last 'not started' outcome, said once
 
 
-def _ended(decision):
+def ended(decision):
     return float(decision.get("outcome_at") or decision["at"])
 
 
@@ -47,13 +47,13 @@ def _step(open_case, decision):
         return None
     if kind == "drain":
         phase = "draining" if ok else "detected"
-        return replace(opened, case=replace(case, phase=phase, since=_ended(decision)))
+        return replace(opened, case=replace(case, phase=phase, since=ended(decision)))
     if kind == "recycle":
         if ok:
-            return replace(opened, case=replace(case, phase="recycled", since=_ended(decision)))
-        return replace(opened, case=replace(case, phase="recycle_failed", since=_ended(decision),
+            return replace(opened, case=replace(case, phase="recycled", since=ended(decision)))
+        return replace(opened, case=replace(case, phase="recycle_failed", since=ended(decision),
                                             failed_recycles=case.failed_recycles
-                                            + (_ended(decision),)))
+                                            + (ended(decision),)))
     return opened   # requeue, or a failed readmit / break_fix: the phase stays, tried again
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Tuple
 
 from gpufleet.capacity.model import BUSY, PROVISIONING, UNAVAILABLE
+from gpufleet.day2.stage import running_on
 
 __all__ = ["Rollout", "RefreshStep", "plan_refresh", "mixed_jobs"]
 
@@ -40,10 +41,6 @@ def _free(node, busy):
             and node.node not in busy)
 
 
-def _busy_nodes(jobs):
-    return {n for job in jobs if job.state == "RUNNING" for n in job.nodes_assigned}
-
-
 def plan_refresh(rollout, nodes, results, jobs, rules, room, versions=None):
     """nodes: the pool's NodeViews; results: {node: True/False} gate results on the target
     version (absent: pending); jobs: running Jobs; rules: day2.refresh; room: budget left;
@@ -54,7 +51,7 @@ def plan_refresh(rollout, nodes, results, jobs, rules, room, versions=None):
     pool = [n for n in nodes if n.pool == rollout.pool]
     if versions:
         pool = [replace(n, image_version=versions.get(n.node, n.image_version)) for n in pool]
-    busy = _busy_nodes(jobs)
+    busy = running_on(jobs)
     if rollout.halted:
         return rollout, _rollback(rollout, pool, rollout.reason)
     if not rollout.canaries:

@@ -18,7 +18,7 @@ the failed rollback recycles per node.
 from dataclasses import dataclass, field, replace
 from typing import Dict, FrozenSet, Optional
 
-from gpufleet.day2.cases import NOT_STARTED
+from gpufleet.day2.cases import NOT_STARTED, ended
 from gpufleet.work import folds
 from gpufleet.work.codec import rollout_of
 
@@ -59,10 +59,6 @@ def _open(decision, extra, node):
                 revalidate=bool(extra.get("revalidate")))
 
 
-def _ended(decision):
-    return float(decision.get("outcome_at") or decision["at"])
-
-
 def _step(item, decision):
     """The item after one of its node's decisions (None: closed)."""
     kind, outcome = decision["action"], decision["outcome"]
@@ -71,7 +67,7 @@ def _step(item, decision):
         return replace(item, phase=phase, in_flight=True)
     if outcome.startswith(NOT_STARTED):
         return replace(item, in_flight=False, not_started=outcome)
-    done = replace(item, in_flight=False, not_started="", since=_ended(decision))
+    done = replace(item, in_flight=False, not_started="", since=ended(decision))
     ok = outcome == "ok"
     if kind == "drain":
         return replace(done, phase="draining") if ok else None

@@ -16,6 +16,7 @@ failures than ``day2.refresh.max_canary_failures`` halt the rollout, which then 
 previous version on every node it moved (``rolling_back``), as an operator's ``gpufleet
 refresh rollback`` does.
 """
+from collections import Counter
 from dataclasses import dataclass, replace
 from types import SimpleNamespace
 from typing import Optional, Tuple
@@ -24,7 +25,7 @@ from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle impor
 from gpufleet.capacity.model import UNAVAILABLE
 from gpufleet.day2 import budget, renewal
 from gpufleet.day2.refresh import Rollout, plan_refresh
-from gpufleet.day2.stage import IN_SERVICE, _peer_pick, _running_on
+from gpufleet.day2.stage import IN_SERVICE, _with_peers, running_on
 from gpufleet.work.action import ROLLOUT, Action
 
 __all__ = ["RolloutPass", "Update", "decide", "label", "out_by_pool"]
@@ -87,11 +88,8 @@ class _Pass:
     def add_step(self, kind, pool, node, why, extra, target_tier):
         action = Action(kind, pool, (node,), why, target_tier=target_tier, rollout=dict(extra), stage=ROLLOUT)
         if kind == "recycle":
-            rules = self.pools[pool]
-            pick = _peer_pick(node, pool, self.views, self.held | {node}, self.busy, rules, self.now, self.fabric,
-                              self.lent)
-            action = replace(action, peers=pick.peers, reason="%s (%s)" % (why, pick.reason)) if pick.ok else \
-                replace(action, blocked="too few fabric peers: %s" % pick.reason)
+            action = _with_peers(action, self.views, self.held | {node}, self.busy, self.pools[pool], self.now,
+                                 self.fabric, self.lent)
         self.actions.append(action)
 
 
@@ -233,10 +231,7 @@ def _renew(work, pools_busy):
 
 def out_by_pool(book):
     """{pool: nodes out for rollout or renewal work} (the repair stage counts them as spent)."""
-    out = {}
-    for item in book.items.values():
-        out[item.pool] = out.get(item.pool, 0) + 1
-    return out
+    return dict(Counter(item.pool for item in book.items.values()))
 
 
 def decide(records, views, jobs, pools, book, day2_out, held, busy, now, fabric=None, lent=()):
@@ -250,7 +245,7 @@ def decide(records, views, jobs, pools, book, day2_out, held, busy, now, fabric=
     open_by_pool = out_by_pool(book)
     room = {p: budget.allowed(r.day2.budget, sizes[p]) - day2_out.get(p, 0) - open_by_pool.get(p, 0)
             for p, r in pools.items()}
-    work = _Pass(views, pools, room, set(held) | set(book.items), busy, _running_on(jobs), now, fabric, lent)
+    work = _Pass(views, pools, room, set(held) | set(book.items), busy, running_on(jobs), now, fabric, lent)
     for item in sorted(book.items.values(), key=lambda i: i.node):
         if item.pool in pools:
             _advance(work, item)

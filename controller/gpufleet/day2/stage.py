@@ -15,6 +15,7 @@ parked or already failed is the capacity planner's. A hot node is held drained b
 drain without a reason there is our hold, not an operator's.
 """
 import re
+from collections import Counter
 from dataclasses import asdict, dataclass, field, replace
 from typing import Dict, Tuple
 
@@ -26,11 +27,9 @@ from gpufleet.day2.cases import NOT_STARTED
 from gpufleet.day2.model import OperatorDrain, Signal
 from gpufleet.work.action import REPAIR, Action
 
-__all__ = ["Day2Pass", "decide", "IN_SERVICE", "REASON_PREFIX"]
+__all__ = ["Day2Pass", "decide", "IN_SERVICE", "running_on"]
 
 IN_SERVICE = (states.JOINED, states.HOT)
-# The Slurm reason day-2 drains carry: detect.OURS, so the next pass knows the node is ours.
-REASON_PREFIX = detect.OURS + "day2: "
 _NO_REASON = ("", "none", "(null)")
 
 
@@ -57,7 +56,8 @@ def _watched_rows(rows, views, cases):
         yield node, state, reason, reason_time
 
 
-def _running_on(jobs):
+def running_on(jobs):
+    """{node: IDs of the jobs Slurm runs on it}."""
     found = {}
     for job in jobs:
         if job.state == "RUNNING":
@@ -96,12 +96,17 @@ def _fabric_of(node, pool, fabric):
     return fabric_set or "pool:%s" % pool, rack or ""
 
 
-def _peer_pick(node, pool, views, claimed, busy, rules, now, fabric, lent=()):
+def _with_peers(action, views, claimed, busy, rules, now, fabric, lent=()):
+    """A recycle with a known-good fabric peer of its node, or recorded not started without one."""
+    node, pool = action.nodes[0], action.pool
     nodes = [peers.PeerNode(v.node, *_fabric_of(v.node, pool, fabric),
                             v.tier if v.node not in claimed or v.node == node else UNAVAILABLE,
                             gate_valid(v.gate_passed_at, rules.gate_validity, now), v.jobs)
              for v in views.values() if v.pool == pool]
-    return peers.pick_peers(node, nodes, count=1, exclude=set(busy) | set(claimed), shared=lent)
+    pick = peers.pick_peers(node, nodes, count=1, exclude=set(busy) | set(claimed), shared=lent)
+    if not pick.ok:
+        return replace(action, blocked="too few fabric peers: %s" % pick.reason)
+    return replace(action, peers=pick.peers, reason="%s (%s)" % (action.reason, pick.reason))
 
 
 def _reservation_for(job, now):
@@ -169,12 +174,8 @@ def _case_action(open_case, step, views, claimed, busy, rules, now, fabric=None,
     if step.kind == "drain":
         return Action("drain", case.pool, (case.node,), step.reason, stage=REPAIR)
     if step.kind == "recycle":
-        pick = _peer_pick(case.node, case.pool, views, claimed, busy, rules, now, fabric, lent)
-        if not pick.ok:
-            return Action("recycle", case.pool, (case.node,), step.reason,
-                          blocked="too few fabric peers: %s" % pick.reason, stage=REPAIR)
-        return Action("recycle", case.pool, (case.node,), "%s (%s)" % (step.reason, pick.reason),
-                      peers=pick.peers, stage=REPAIR)
+        return _with_peers(Action("recycle", case.pool, (case.node,), step.reason, stage=REPAIR),
+                           views, claimed, busy, rules, now, fabric, lent)
     if step.kind == "readmit":
         return Action("readmit", case.pool, (case.node,), step.reason,
                       target_tier=step.target_tier, stage=REPAIR)
@@ -204,13 +205,11 @@ def decide(rows, views, jobs, pools, tracks, cases, busy, now, extra_signals=(),
         s for s in extra_signals if isinstance(s, Signal) and s.node in views
         and s.node not in cases and s.node not in busy and views[s.node].state in IN_SERVICE]
     new_tracks, actionable = _persist(tracks, signals, views, pools, now)
-    running = _running_on(jobs)
+    running = running_on(jobs)
     candidates = [budget.Candidate(a.node, views[a.node].pool, a.severity, a.first_seen)
                   for a in actionable if a.node not in busy]
     why = {a.node: a.reasons for a in actionable}
-    out_now = dict(also_out or {})
-    for open_case in cases.values():
-        out_now[open_case.case.pool] = out_now.get(open_case.case.pool, 0) + 1
+    out_now = Counter(also_out or {}) + Counter(c.case.pool for c in cases.values())
     sizes = {p: sum(1 for v in views.values() if v.pool == p) for p in pools}
     chosen = budget.select(candidates, {p: r.day2.budget for p, r in pools.items()}, sizes, out_now)
     notes = ["held %s: %s" % (c.node, reason) for c, reason in chosen.held]

@@ -11,7 +11,7 @@ __metaclass__ = type
 
 import re
 
-__all__ = ["MachineLine", "parse_line", "parse_version", "artifact_files", "error_lines"]
+__all__ = ["MachineLine", "parse_line", "parse_version", "error_lines"]
 
 
 class MachineLine(object):
@@ -48,15 +48,6 @@ def parse_version(text):
     if not match:
         return None
     return tuple(int(g) for g in match.groups())
-
-
-def artifact_files(lines):
-    """Files of every artifact: [(builder target, path)] from ``artifact,N,file,M,path`` lines."""
-    files = []
-    for item in lines:
-        if item is not None and item.kind == "artifact" and len(item.data) >= 4 and item.data[1] == "file":
-            files.append((item.target, item.data[3]))
-    return files
 
 
 def error_lines(lines):

@@ -1,15 +1,8 @@
 """Gather what the report shows from the ledger and the gate reports (read-only; gpufleet.view.gate_files)."""
-import datetime
-
+from gpufleet.controller.supply import epoch
 from gpufleet.view.gate_files import gate_reports
 
-__all__ = ["collect", "parse_time", "gate_reports"]
-
-
-def parse_time(text):
-    """Epoch seconds from the ledger's ISO text (``...Z``)."""
-    return datetime.datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(
-        tzinfo=datetime.timezone.utc).timestamp()
+__all__ = ["collect", "gate_reports"]
 
 
 def _checks(report):
@@ -26,8 +19,8 @@ def _segments(history, end):
     """[(state, start, stop)] per node from its transitions; the last one runs to ``end``."""
     segments = []
     for index, item in enumerate(history):
-        start = parse_time(item["at"])
-        stop = parse_time(history[index + 1]["at"]) if index + 1 < len(history) else end
+        start = epoch(item["at"])
+        stop = epoch(history[index + 1]["at"]) if index + 1 < len(history) else end
         segments.append({"state": item["to_state"], "start": start, "stop": max(stop, start),
                          "why": item["why"], "who": item["who"]})
     return segments
@@ -42,7 +35,7 @@ def collect(ledger, gate_dir=None, run_id=None, nodes=None, gang_id=None, genera
         touched = set(h["node"] for h in history if h["run_id"] == run_id)
         records = [r for r in records if r["node"] in touched] or records
     reports = gate_reports(gate_dir)
-    end = generated_at or (max([parse_time(h["at"]) for h in history] or [0]) + 1)
+    end = generated_at or (max([epoch(h["at"]) for h in history] or [0]) + 1)
     out = []
     for record in records:
         mine = [h for h in history if h["node"] == record["node"]]

@@ -18,9 +18,6 @@ class Clock:
     def at(self, when, kind, payload=None):
         heapq.heappush(self._queue, (when, next(self._order), kind, payload))
 
-    def next_time(self):
-        return self._queue[0][0] if self._queue else None
-
     def pop_before(self, limit):
         """The earliest event strictly before ``limit`` (advancing ``now`` to it), or None."""
         if not self._queue or self._queue[0][0] >= limit:

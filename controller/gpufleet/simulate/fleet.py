@@ -120,6 +120,3 @@ class Fleet:
 
     def idle(self):
         return list(self.idle_nodes.values())
-
-    def powered_off(self):
-        return self.counts[model.WARM] + self.counts[model.COLD]

@@ -20,7 +20,7 @@ from gpufleet.view.slurm_input import read_sinfo, read_squeue
 from gpufleet.work import folds
 
 __all__ = ["SourceError", "load", "pools_from_policy", "run_slurm", "ledger_transitions",
-           "ledger_samples", "ledger_gangs", "decision_gangs", "open_ledger", "GANG_LOOKBACK_S"]
+           "ledger_samples", "ledger_gangs", "decision_gangs", "open_ledger"]
 
 
 class SourceError(Exception):
@@ -79,13 +79,6 @@ def ledger_samples(ledger, since=None):
     return tuple(Sample(s["node"], float(s["at"]), s["slurm_state"], s["reason"] or "")
                  for s in decisions.node_samples(ledger, since=since))
 
-def _job_of_gang(gang_id):
-    return gang_id.split("@", 1)[0]
-
-# How far back the decision log is folded into gangs in progress (the controller's look-back).
-GANG_LOOKBACK_S = folds.GANG_LOOKBACK_S
-
-
 def decision_gangs(decision_rows):
     """Gangs the controller is forming: the planner's fold over the recorded decisions, read
     the way the controller's loop reads them (gpufleet.controller.loop)."""
@@ -101,7 +94,7 @@ def ledger_gangs(ledger):
     from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import ledger_gangs as sql
     with ledger.transaction(write=False) as cur:
         gangs = [sql.load(cur, gang_id) for gang_id in sql.gang_ids(cur)]
-    return tuple(dict(g, job=_job_of_gang(g["gang_id"]),
+    return tuple(dict(g, job=g["gang_id"].split("@", 1)[0],
                       members=[dict(m, status="member") for m in g["members"]])
                  for g in gangs if g["status"] not in ("admitted", "rolled_back", "released"))
 
@@ -112,7 +105,7 @@ def load(ledger, policy, now, squeue_text=None, sinfo_text=None, gate_dir=None, 
     from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import decisions
     pools = pools_from_policy(policy, ledger.nodes(), hosts)
     jobs, extras = read_squeue(squeue_text, policy, pools) if squeue_text else ((), {})
-    recent = tuple(decisions.decisions(ledger, since=now - GANG_LOOKBACK_S))
+    recent = tuple(decisions.decisions(ledger, since=now - folds.GANG_LOOKBACK_S))
     return FleetInputs(now=now, pools=pools, transitions=ledger_transitions(ledger),
                        samples=ledger_samples(ledger, samples_since), jobs=jobs, job_extra=extras,
                        slurm_nodes=read_sinfo(sinfo_text) if sinfo_text else {},

@@ -31,15 +31,11 @@ def _supply(inputs, node, transitions):
     return Answer(node["node"], "node", "L1", True, summary, tuple(evidence), {"state": state})
 
 
-def _running_jobs(inputs, name):
-    return [j for j in inputs.jobs if j.state == "RUNNING" and name in j.nodes_assigned]
-
-
 def _joined(inputs, node):
     name, category = node["node"], node["category"]
     slurm = "Slurm state %s" % ("+".join(node["slurm"]) if node["slurm"] else "unknown (not in sinfo)")
     if category == "busy":
-        jobs = _running_jobs(inputs, name)
+        jobs = [j for j in inputs.jobs if j.state == "RUNNING" and name in j.nodes_assigned]
         return Answer(name, "node", "L4", False, "the node runs work",
                       tuple(["%s; jobs: %s" % (slurm, ", ".join(j.job_id for j in jobs) or "none listed")]),
                       {"jobs": [j.job_id for j in jobs]})

@@ -187,3 +187,17 @@ def ledger_store(folder):
 
     os.makedirs(str(folder), exist_ok=True)
     return EnrollmentStore(Ledger(os.path.join(str(folder), "ledger.sqlite")))
+
+
+def enroll_node(store, node, ek_cert, ca_bundle, ak_public, activate, who="gpufleet", reason=None, reenroll=False,
+                run=subprocess.run, now=None):
+    """Both halves of an enrollment in one call, as ``enroll-challenge`` and ``enroll-finish`` run them.
+    ``activate(credential_blob) -> secret`` runs ``tpm2_activatecredential`` on the node. Returns
+    {"decision", "record", "ek"}; KEEP activates nothing and keeps the enrolled AK."""
+    from gpufleet.attest import enroll
+    pending = enroll.challenge(store, node, ek_cert, ca_bundle, ak_public, reenroll=reenroll, reason=reason,
+                               run=run, now=now)
+    if pending["decision"] == enroll.KEEP:
+        return {"decision": enroll.KEEP, "record": pending["record"], "ek": pending["ek"]}
+    record = enroll.finish(store, node, pending, activate(pending["credential"]), who)
+    return {"decision": pending["decision"], "record": record, "ek": pending["ek"]}

@@ -9,13 +9,13 @@ from gpufleet.attest import enroll
 from gpufleet.attest.errors import EkCertError, EnrollmentError
 from gpufleet.attest.tpm_public import parse_public
 
-from tests.unit.gpufleet.attest.swtpm_support import ledger_store
+from tests.unit.gpufleet.attest.swtpm_support import enroll_node, ledger_store
 
 
 def _enroll(store, node, tpm, ca, folder, activate_tpm=None, algorithm="ecc", **kwargs):
     ak_public = tpm.create_ak(folder, algorithm)
     activate_tpm = activate_tpm or tpm
-    return enroll.enroll_node(store, node, tpm.ek_certificate(), ca.bundle, ak_public,
+    return enroll_node(store, node, tpm.ek_certificate(), ca.bundle, ak_public,
                               lambda blob: activate_tpm.activate(folder, blob), **kwargs)
 
 
@@ -96,7 +96,7 @@ def test_ak_of_another_tpm_cannot_activate_the_credential(tmp_path, node_tpm, sw
     folder = str(tmp_path / "node")
     ak_public = swapped_tpm.create_ak(folder)
     with pytest.raises(EnrollmentError) as info:
-        enroll.enroll_node(store, "gpu-005", node_tpm.ek_certificate(), vendor_ca.bundle, ak_public,
+        enroll_node(store, "gpu-005", node_tpm.ek_certificate(), vendor_ca.bundle, ak_public,
                            lambda blob: swapped_tpm.activate(folder, blob))
     assert info.value.details["reason"] == "activation_failed"
     assert store.get("gpu-005") is None
@@ -138,7 +138,7 @@ def test_ak_without_restricted_sign_attributes_is_refused(tmp_path, node_tpm, ve
     assert not parse_public(bytes(ak_public))["attributes"] & (1 << 16)
     store = ledger_store(tmp_path)
     with pytest.raises(EnrollmentError, match="lacks restricted"):
-        enroll.enroll_node(store, "gpu-006", node_tpm.ek_certificate(), vendor_ca.bundle, bytes(ak_public),
+        enroll_node(store, "gpu-006", node_tpm.ek_certificate(), vendor_ca.bundle, bytes(ak_public),
                            lambda blob: node_tpm.activate(folder, blob))
     assert store.get("gpu-006") is None
 
@@ -173,5 +173,5 @@ def test_challenge_is_kept_0600_taken_once_and_expires(tmp_path):
 def test_truncated_ak_public_is_a_clear_error(tmp_path, node_tpm, vendor_ca):
     store = ledger_store(tmp_path)
     with pytest.raises(EnrollmentError, match="truncated|not one TPM2B_PUBLIC"):
-        enroll.enroll_node(store, "gpu-008", node_tpm.ek_certificate(), vendor_ca.bundle, b"\x01\x18\x00\x01",
+        enroll_node(store, "gpu-008", node_tpm.ek_certificate(), vendor_ca.bundle, b"\x01\x18\x00\x01",
                            lambda blob: None)

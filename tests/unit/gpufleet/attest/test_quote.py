@@ -4,10 +4,10 @@ import re
 
 import pytest
 
-from gpufleet.attest import enroll, quote
+from gpufleet.attest import quote
 from gpufleet.attest.errors import QuoteError
 
-from tests.unit.gpufleet.attest.swtpm_support import ledger_store
+from tests.unit.gpufleet.attest.swtpm_support import enroll_node, ledger_store
 
 NODE = "gpu-101"
 
@@ -24,7 +24,7 @@ def _enrolled(tmp_path_factory, tpm, ca, algorithm):
     store = ledger_store(root / "enrolled")
     folder = str(root / "node")
     ak_public = tpm.create_ak(folder, algorithm)
-    enroll.enroll_node(store, NODE, tpm.ek_certificate(), ca.bundle, ak_public,
+    enroll_node(store, NODE, tpm.ek_certificate(), ca.bundle, ak_public,
                        lambda blob: tpm.activate(folder, blob))
     return {"store": store, "folder": folder, "root": root}
 

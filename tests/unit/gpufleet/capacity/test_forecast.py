@@ -2,13 +2,23 @@
 import pytest
 
 from gpufleet.capacity.floors import floors_at
-from gpufleet.capacity.forecast import WEEK, forecast_floor, quantile
+from gpufleet.capacity.forecast import WEEK, forecast_nodes, quantile
 from gpufleet.capacity.model import DemandSample
 
 from tests.unit.gpufleet.capacity.fleet_factory import NOW, make_policy
 
 FORECAST = {"enabled": True, "quantile": 0.5, "lookback_weeks": 4, "bucket_minutes": 15,
             "trend_weight": 0.0, "lead_time": "30m", "tier": "hot"}
+
+
+def forecast_floor(pool, samples, now, joined):
+    """-> (extra nodes to keep ready in ``pool.forecast.tier``, explanation dict): the forecast in
+    nodes less those joined already."""
+    nodes, why = forecast_nodes(pool, samples, now)
+    if nodes is None:
+        return 0, why
+    floor = max(0, nodes - joined)
+    return floor, dict(why, joined_nodes=joined, floor=floor)
 
 
 def _pool(**forecast):

@@ -36,8 +36,8 @@ def test_concurrency_is_bounded_and_one_decision_runs_once():
     runs.gate.clear()
     actuator = Actuator("inv", concurrency=2, run=runs)
     for i in range(4):
-        assert actuator.submit(i, act("bringup", "n%d" % i), "bringup", {})
-    assert not actuator.submit(0, act("bringup", "n0"), "bringup", {})
+        assert actuator.submit_many([(i, act("bringup", "n%d" % i))], "bringup", {})
+    assert not actuator.submit_many([(0, act("bringup", "n0"))], "bringup", {})
     deadline = time.monotonic() + 10
     while len(runs.calls) < 2 and time.monotonic() < deadline:
         time.sleep(0.01)

@@ -55,15 +55,15 @@ def test_22_05_sinfo_node_state_and_flags():
         {"name": "lab-r1n2", "state": "allocated", "state_flags": [], "partitions": ["batch"], "last_busy": 5}]}
     nodes = slurm_json.parse_sinfo(json.dumps(doc))
     held, busy = nodes["lab-r1n1"], nodes["lab-r1n2"]
-    assert held.state == "IDLE" and held.drained and not held.schedulable and held.reason == "gpufleet:hold"
+    assert held.state == "IDLE" and held.flags == ("DRAIN",) and held.reason == "gpufleet:hold"
     assert held.features == ("lab", "emulated") and held.last_busy == 1795513000
-    assert busy.state == "ALLOCATED" and busy.schedulable
+    assert busy.state == "ALLOCATED" and busy.flags == ()
 
 
 def test_newer_sinfo_groups_are_expanded_and_partitions_merged():
     nodes = slurm_json.parse_sinfo(fixture("sinfo-23.11.json"))
     assert sorted(nodes) == ["gpu-r1n1", "gpu-r1n2", "gpu-r1n3", "gpu-r1n4"]
-    assert nodes["gpu-r1n3"].partitions == ("debug", "gpu") and nodes["gpu-r1n3"].drained
+    assert nodes["gpu-r1n3"].partitions == ("debug", "gpu") and nodes["gpu-r1n3"].flags == ("DRAIN",)
     assert nodes["gpu-r1n4"].reason == "gpufleet:hold" and nodes["gpu-r1n1"].state == "ALLOCATED"
 
 
