@@ -19,6 +19,7 @@ def test_reason_is_recorded(host):
 
 
 def test_job_running_at_drain_time_completed(host):
+    # The job prints "done" only after it saw the node draining (prepare.yml).
     assert host.file("/tmp/mol-drain-job.out").content_string.strip() == "done"
     assert host.check_output("squeue -h -w node01") == ""
 
