@@ -18,7 +18,7 @@ from bisect import bisect_left
 from gpufleet.capacity.emit import ago
 from gpufleet.capacity.model import DemandSample
 
-__all__ = ["forecast_nodes", "held_forecast", "gaps_in", "history_from_rows", "quantile",
+__all__ = ["forecast_nodes", "held_forecast", "gaps_in", "history_from_rows", "quantile", "window",
            "WEEK", "GAP_S"]
 
 WEEK = 7 * 86400.0
@@ -52,7 +52,7 @@ def quantile(values, q):
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
-def _window(samples, start, end):
+def window(samples, start, end):
     """Samples with start <= minute < end; ``samples`` sorted by minute."""
     first = bisect_left(samples, start, key=lambda s: s.minute)
     last = bisect_left(samples, end, key=lambda s: s.minute)
@@ -67,7 +67,7 @@ def gaps_in(samples, start, end):
     """Gaps in [start, end): (from, to) spans longer than GAP_S with no sample (the edges of the
     window count: a window whose first sample comes late starts with a gap)."""
     gaps, last = [], start - 60.0     # a sample at ``start - 1 minute`` would cover the start
-    for sample in _window(samples, start, end):
+    for sample in window(samples, start, end):
         if sample.minute - last > GAP_S:
             gaps.append((max(start, last), sample.minute))
         last = sample.minute
@@ -83,12 +83,12 @@ def _weekly(samples, settings, now, ahead, gaps):
     peaks, befores = [], []
     for week in range(1, settings.lookback_weeks + 1):
         then = now - week * WEEK
-        window = _window(samples, then, then + ahead)
-        holes = gaps_in(samples, then, then + ahead) if window else []
-        if window and not holes:
-            peaks.append(max(s.gpus for s in window))
+        ahead_window = window(samples, then, then + ahead)
+        holes = gaps_in(samples, then, then + ahead) if ahead_window else []
+        if ahead_window and not holes:
+            peaks.append(max(s.gpus for s in ahead_window))
         gaps.extend(holes)
-        before = _window(samples, then - bucket, then)
+        before = window(samples, then - bucket, then)
         holes = gaps_in(samples, then - bucket, then) if before else []
         if before and not holes:
             befores.append(_mean(before))
@@ -118,7 +118,7 @@ def forecast_nodes(pool, samples, now, ahead=None, model=None):
                        f"({len(gaps)} gap(s) of telemetry skipped): no forecast floor")
         return None, why
     level = quantile(peaks, settings.quantile)
-    recent_window = _window(samples, now - bucket, now)
+    recent_window = window(samples, now - bucket, now)
     recent_gaps = gaps_in(samples, now - bucket, now)
     recent = _mean(recent_window) if not recent_gaps else None
     trend = recent - sum(befores) / len(befores) if recent is not None and befores else 0.0

@@ -14,13 +14,11 @@ target window ends at or before it. The fitted ``LearnedForecaster`` is an input
 its ``predict_gpus`` is deterministic and does no I/O.
 """
 import math
-from bisect import bisect_left
 
-from gpufleet.capacity.forecast import WEEK
+from gpufleet.capacity.forecast import WEEK, window
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.errors import GpufleetError
 
-__all__ = ["LearnedForecaster", "LearnError", "Unfitted", "features", "fit", "target", "INSTALL_HINT", "LAGS", "boundary",
-           "window"]
+__all__ = ["LearnedForecaster", "LearnError", "Unfitted", "features", "fit", "target", "INSTALL_HINT", "LAGS", "boundary"]
 
 DAY = 86400.0
 LAGS = 8
@@ -35,12 +33,6 @@ class LearnError(GpufleetError):
 
     def __init__(self, message):
         super().__init__("forecast.method: " + message)
-
-
-def window(samples, start, end):
-    first = bisect_left(samples, start, key=lambda s: s.minute)
-    last = bisect_left(samples, end, key=lambda s: s.minute)
-    return samples[first:last]
 
 
 def _mean(samples, start, end):

@@ -13,7 +13,7 @@ baseline a forecaster must beat).
 import math
 
 from gpufleet.capacity import learned
-from gpufleet.capacity.forecast import forecast_nodes
+from gpufleet.capacity.forecast import forecast_nodes, window
 from gpufleet.capacity.model import DemandSample
 
 __all__ = ["samples_of", "fit_pool", "evaluate", "default_split", "rmse", "smape", "table"]
@@ -77,7 +77,7 @@ def evaluate(pool_name, pool_cfg, points, split):
     for t in times:
         _, why = forecast_nodes(seasonal_pool, samples, t)
         predictions["seasonal"].append(float(why.get("forecast_gpus", 0.0)))
-        before = learned.window(samples, -math.inf, t)
+        before = window(samples, -math.inf, t)
         predictions["last_value"].append(float(before[-1].gpus) if before else 0.0)
     scores = {name: {"rmse_gpus": round(rmse(values, actual), 2), "smape_pct": round(smape(values, actual), 2)}
               for name, values in predictions.items()}
