@@ -46,7 +46,7 @@ base-image: ## build the debootstrap base image gpufleet/debian-base:bookworm (n
 # The ledger suite runs on SQLite and on PostgreSQL: scripts/ci-postgres.sh installs and starts
 # Debian's PostgreSQL (needs root or sudo, like dockerd) unless GPUFLEET_TEST_PG_URL is set.
 test: host venv collection ## run every test (unit, sanity, lint, molecule, image, lab integration; PostgreSQL ledger)
-	GPUFLEET_TEST_PG_URL="$${GPUFLEET_TEST_PG_URL:-$$(scripts/ci-postgres.sh | tail -1)}" $(PY) -m pytest tests -n $(TEST_WORKERS) --durations=30 $(PYTEST_ARGS)
+	GPUFLEET_TEST_PG_URL="$${GPUFLEET_TEST_PG_URL:-$$(scripts/ci-postgres.sh | tail -1)}" $(PY) -m pytest tests -n $(TEST_WORKERS) --durations=60 $(PYTEST_ARGS)
 
 test-unit: venv collection ## run the unit tests only (minutes; PYTEST_ARGS="-n 2" uses two workers)
 	$(PY) -m pytest tests/unit $(PYTEST_ARGS)
