@@ -69,8 +69,9 @@ options:
   nodes:
     description:
       - Act on many BMCs in one task, concurrently (see O(workers)).
-      - Each entry has its own address, credentials and system id; the top-level
-        O(username), O(password), O(system_id) and connection options are defaults.
+      - Each entry has its own address, credentials, system id and CA; the top-level
+        O(username), O(password), O(system_id), O(ca_path), O(validate_certs) and the other
+        connection options are defaults.
     type: list
     elements: dict
     suboptions:
@@ -90,6 +91,12 @@ options:
       system_id:
         description: System id for this node.
         type: str
+      ca_path:
+        description: PEM file of the CA that signed this node's BMC certificate.
+        type: path
+      validate_certs:
+        description: Verify this node's BMC certificate. Turn off only for a lab.
+        type: bool
   workers:
     description:
       - Most BMCs talked to at the same time when O(nodes) is given.

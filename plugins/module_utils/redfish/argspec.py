@@ -19,6 +19,8 @@ _NODE_SPEC = dict(
     username=dict(type="str"),
     password=dict(type="str", no_log=True),
     system_id=dict(type="str"),
+    ca_path=dict(type="path"),
+    validate_certs=dict(type="bool"),
 )
 
 

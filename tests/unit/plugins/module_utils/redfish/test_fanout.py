@@ -93,6 +93,18 @@ def test_node_list_inherits_top_level_options():
         "b", "other", "pw", "7")
 
 
+def test_a_node_entry_may_name_its_own_ca_and_turn_off_verification():
+    from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.argspec import _NODE_SPEC
+    assert _NODE_SPEC["ca_path"]["type"] == "path" and _NODE_SPEC["validate_certs"]["type"] == "bool"
+    params = dict(baseuri=None, username="admin", password="pw", auth="auto", validate_certs=True,
+                  ca_path="/ca.pem", timeout=10, retries=3, system_id="1",
+                  nodes=[dict(baseuri="10.0.0.1", ca_path="/rack2-ca.pem", validate_certs=None),
+                         dict(baseuri="10.0.0.2", ca_path=None, validate_certs=False)])
+    first, second = node_list(params)
+    assert (first["ca_path"], first["validate_certs"]) == ("/rack2-ca.pem", True)
+    assert (second["ca_path"], second["validate_certs"]) == ("/ca.pem", False)   # False is kept, not the default
+
+
 def test_module_result_flattens_single_node_and_builds_diff(rf):
     params = dict(baseuri="10.0.0.1", username="u", password="p", auth="basic",
                   validate_certs=True, ca_path=None, timeout=10, retries=3, system_id="1",
