@@ -111,12 +111,23 @@ def reservations():
     return [line.split()[0].split("=", 1)[1] for line in out.splitlines() if line.startswith("ReservationName=")]
 
 
-def resumed(nodes):
+def slurm_states():
+    """{node: Slurm's compact state} (``sinfo -N %t``: idle, resv, comp, drain, down*, ...)."""
+    out = docker("exec", SLURMCTLD, "sinfo", "-N", "-h", "-o", "%N %t").stdout
+    return dict(line.split()[:2] for line in out.splitlines() if len(line.split()) >= 2)
+
+
+def resumed(nodes, settle=30):
     """Members Slurm would start a job on (idle, allocated, mixed, or resv: idle inside an
     active reservation such as an admitted gang's; not drained or down: Slurm shows a drain
-    before the reservation, node_state_string_compact)."""
-    out = docker("exec", SLURMCTLD, "sinfo", "-N", "-h", "-o", "%N %t").stdout
-    found = dict(line.split()[:2] for line in out.splitlines() if len(line.split()) >= 2)
+    before the reservation, node_state_string_compact). A member still completing a job
+    (``comp``: the admission's step has just ended) is neither yet: it is waited for, up to
+    ``settle`` seconds, then judged."""
+    deadline = time.time() + settle
+    found = slurm_states()
+    while any(found.get(n, "").startswith("comp") for n in nodes) and time.time() < deadline:
+        time.sleep(1)
+        found = slurm_states()
     return [n for n in nodes if found.get(n, "").startswith(("idle", "alloc", "mix", "resv"))]
 
 

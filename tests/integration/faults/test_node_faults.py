@@ -156,11 +156,13 @@ def test_slurmctld_restarted_during_admission_ends_admitted_or_rolled_back_never
         # was admitted, so the run's failures must be exactly theirs
         failed = _failed_hosts("fault-gang-ctld")
         assert rc == 0 or failed == {POWER_LOSS, NO_BOOT}, (rc, failed)
-        assert "fault-gang-ctld" in lf.reservations() and sorted(lf.resumed(members)) == sorted(members)
+        assert "fault-gang-ctld" in lf.reservations()
+        assert sorted(lf.resumed(members)) == sorted(members), lf.slurm_states()
         assert [lf.states()[n] for n in members] == ["joined", "joined"]
     else:
         assert rc != 0 and status == "rolled_back", (rc, status)
-        assert "fault-gang-ctld" not in lf.reservations() and lf.resumed(members) == []
+        assert "fault-gang-ctld" not in lf.reservations()
+        assert lf.resumed(members) == [], lf.slurm_states()
     assert_ledger_sound()
 
 
