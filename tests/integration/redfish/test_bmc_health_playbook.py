@@ -8,6 +8,7 @@ import subprocess
 
 import yaml
 
+from lab.bmc.pki import ensure_pki
 from tests.helpers import ROOT, VENV_BIN
 
 
@@ -32,21 +33,28 @@ def _read(tmp_path, lab, hosts, targets):
 
 def test_every_target_in_one_module_run_each_with_its_reading_or_its_error(lab, tmp_path):
     first, second = lab.nodes[:2]
+    other_ca = ensure_pki(str(tmp_path / "other-pki"), ["127.0.11.1"])["ca.pem"]   # not the rack's CA
     hosts = {
         "n1": {"gpufleet_bmc_address": first["baseuri"], "gpufleet_bmc_system_id": first["system_id"]},
         "n2": {"gpufleet_bmc_address": first["baseuri"], "gpufleet_bmc_system_id": second["system_id"]},
-        "gone": {"gpufleet_bmc_address": "127.0.11.1:1", "gpufleet_bmc_system_id": "x", "gpufleet_bmc_validate_certs": False},
+        # per-node CA and verification reach that node's client only
+        "wrong_ca": {"gpufleet_bmc_address": first["baseuri"], "gpufleet_bmc_system_id": first["system_id"],
+                     "gpufleet_bmc_ca_path": other_ca},
+        "unverified": {"gpufleet_bmc_address": first["baseuri"], "gpufleet_bmc_system_id": first["system_id"],
+                       "gpufleet_bmc_ca_path": other_ca, "gpufleet_bmc_validate_certs": False},
+        "gone": {"gpufleet_bmc_address": "127.0.11.1:1", "gpufleet_bmc_system_id": "x"},
         "unset": {},
     }
-    reading, out = _read(tmp_path, lab, hosts, ["n1", "n2", "gone", "unset"])
-    assert set(reading) == {"n1", "n2", "gone", "unset"}
-    for node in ("n1", "n2"):
+    reading, out = _read(tmp_path, lab, hosts, sorted(hosts))
+    assert set(reading) == set(hosts)
+    for node in ("n1", "n2", "unverified"):
         assert reading[node]["error"] is None and reading[node]["health"] and reading[node]["power_state"] in (
             "On", "Off"), reading
+    assert reading["wrong_ca"]["health"] is None and "certificate" in reading["wrong_ca"]["error"].lower(), reading
     assert reading["gone"]["health"] is None and "BMC of node gone at https://127.0.11.1:1" in reading["gone"]["error"]
     assert reading["unset"]["health"] is None and "no gpufleet_bmc_address" in reading["unset"]["error"]
-    # one redfish_info run for the three addressed nodes: one result, and its summary counts them
-    assert len(re.findall(r'"total": 3\b', out)) == 1 and '"total": 1' not in out, out[-3000:]
+    # one redfish_info run for the five addressed nodes: one result, and its summary counts them
+    assert len(re.findall(r'"total": 5\b', out)) == 1 and '"total": 1' not in out, out[-3000:]
 
 
 def test_a_lone_target_that_cannot_be_read_is_written_with_its_error(lab, tmp_path):
