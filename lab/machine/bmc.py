@@ -24,7 +24,7 @@ import time
 
 from lab.bmc import pki as lab_pki
 from lab.machine.domain import clear_boot_override, domain_xml
-from lab.machine.qemu import OVMF_CODE, read_text
+from lab.machine.qemu import OVMF_CODE, OVMF_VARS, OVMF_VARS_NO_KEYS, read_text
 from lab.twin.errors import LabError
 
 __all__ = ["LIBVIRT_URI", "sushy_config", "pool_xml", "OnceWatcher", "RedfishMachine"]
@@ -59,6 +59,11 @@ def sushy_config(port, cert, key, auth_file, uuid, pool, media_ca, uri=LIBVIRT_U
         # the emulator downloads virtual media itself: verified against the artifact server's CA
         ("SUSHY_EMULATOR_VMEDIA_VERIFY_SSL", media_ca),
         ("SUSHY_EMULATOR_BOOT_LOADER_MAP", {"UEFI": {"x86_64": OVMF_CODE}, "Legacy": {"x86_64": None}}),
+        # The driver answers SecureBoot (SecureBootEnable, SecureBootCurrentBoot) from the domain's
+        # NVRAM template: this one is "enabled", anything else "disabled" (its defaults name
+        # Fedora's files). Its SecureBootMode is a fixed "DeployedMode": read the node's efivars too.
+        ("SUSHY_EMULATOR_SECURE_BOOT_ENABLED_NVRAM", OVMF_VARS),
+        ("SUSHY_EMULATOR_SECURE_BOOT_DISABLED_NVRAM", OVMF_VARS_NO_KEYS),
     ]
     return "".join("%s = %r\n" % item for item in settings)
 
@@ -189,6 +194,8 @@ class RedfishMachine:
     disk_serial: str = "GPUFLEET0001"
     uri: str = LIBVIRT_URI
     ssh_port: int = None          # the host port forwarded to the guest's sshd (None: no forward)
+    forwards: tuple = ()          # more (host address, port) forwarded to that port in the guest
+    secure_boot: bool = True      # False: the firmware without keys (Secure Boot off)
 
     def __post_init__(self):
         self.disk = os.path.join(self.folder, "nvme0.raw")
@@ -224,7 +231,8 @@ class RedfishMachine:
         try:
             _remove_domain(conn, self.name, libvirt)  # a leftover of a killed run
             conn.defineXML(domain_xml(self.name, self.uuid, self.disk, self.nvram, self.console,
-                                      disk_serial=self.disk_serial, ssh_port=self.ssh_port))
+                                      disk_serial=self.disk_serial, ssh_port=self.ssh_port,
+                                      forwards=self.forwards, secure_boot=self.secure_boot))
             try:
                 conn.storagePoolLookupByName(self.pool).destroy()
             except libvirt.libvirtError:

@@ -1,9 +1,13 @@
 """The lab machine as a libvirt domain, for a Redfish BMC (sushy-tools' libvirt driver) to drive.
 
-The same machine as qemu.py's: q35, UEFI firmware (OVMF) with its own variable store, an
+The same machine as qemu.py's: q35 with SMM, UEFI firmware (OVMF's Secure Boot build, a
+``secure`` pflash loader) with its own variable store copied from the template with Microsoft's
+keys and Secure Boot on (``secure_boot=False``: the plain build and the empty store), an
 NVMe disk with the serial the installer's root-device hints name, a CD drive for virtual
 media, user-mode networking (the host's loopback answers at 10.0.2.2; with ``ssh_port`` the
-host's 127.0.0.1:ssh_port reaches the guest's sshd) and the serial console in a file.
+host's 127.0.0.1:ssh_port reaches the guest's sshd, and each of ``forwards`` (address, port)
+forwards the host's address:port to the same port in the guest, e.g. slurmd's port on a docker
+network's gateway for a slurmctld container) and the serial console in a file.
 Software CPU (TCG): KVM guests hang on the CI machines.
 
 libvirt 9.0 has no emulated NVMe disk bus, so the NVMe disk is QEMU arguments
@@ -15,7 +19,7 @@ relabelled, and the test's folders are private to root.
 """
 import xml.etree.ElementTree as ET
 
-from lab.machine.qemu import OVMF_CODE, OVMF_VARS
+from lab.machine.qemu import firmware
 
 __all__ = ["QEMU_NS", "DOMAIN_PREFIX", "domain_xml", "clear_boot_override", "boot_override"]
 
@@ -32,13 +36,16 @@ def _sub(parent, tag, text=None, **attrs):
 
 
 def domain_xml(name, uuid, disk, nvram, console, memory_mib=1536, disk_serial="GPUFLEET0001", tpm=False,
-               emulator="/usr/bin/qemu-system-x86_64", ssh_port=None):
-    """The domain's XML text. ``disk``, ``nvram`` and ``console`` are absolute host paths."""
+               emulator="/usr/bin/qemu-system-x86_64", ssh_port=None, forwards=(), secure_boot=True):
+    """The domain's XML text. ``disk``, ``nvram`` and ``console`` are absolute host paths.
+    ``forwards`` ((host address, port) pairs) needs ``ssh_port``: the user-mode NIC they go through."""
     if not name.startswith(DOMAIN_PREFIX):
         raise ValueError("domain name %r must start with %r (lab domains are found and removed by it)"
                          % (name, DOMAIN_PREFIX))
     if "," in disk:
         raise ValueError("disk path %r contains a comma, which QEMU's -drive option cannot take" % disk)
+    if forwards and ssh_port is None:
+        raise ValueError("forwards %r need ssh_port: only the QEMU user-mode NIC forwards ports" % (forwards,))
     root = ET.Element("domain", {"type": "qemu"})
     _sub(root, "name", name)
     _sub(root, "uuid", uuid)
@@ -46,10 +53,16 @@ def domain_xml(name, uuid, disk, nvram, console, memory_mib=1536, disk_serial="G
     _sub(root, "vcpu", 1)
     os_el = _sub(root, "os")
     _sub(os_el, "type", "hvm", arch="x86_64", machine="q35")
-    _sub(os_el, "loader", OVMF_CODE, readonly="yes", type="pflash")
-    _sub(os_el, "nvram", nvram, template=OVMF_VARS)
+    code, template = firmware(secure_boot)
+    # sushy-tools' libvirt driver reports SecureBootEnable from this template (its
+    # SUSHY_EMULATOR_SECURE_BOOT_ENABLED_NVRAM, bmc.py) and rewrites both when told to change it
+    _sub(os_el, "loader", code, readonly="yes", type="pflash", secure="yes" if secure_boot else "no")
+    _sub(os_el, "nvram", nvram, template=template)
     features = _sub(root, "features")
     _sub(features, "acpi")
+    if secure_boot:
+        # the Secure Boot build refuses to run without SMM, which guards its variable store
+        _sub(features, "smm", state="on")
     _sub(root, "cpu", mode="maximum")
     _sub(root, "on_poweroff", "destroy")
     # a guest reboot resets the machine in place; the lab BMC (bmc.py) then applies the
@@ -88,8 +101,10 @@ def domain_xml(name, uuid, disk, nvram, console, memory_mib=1536, disk_serial="G
         ET.SubElement(commandline, "{%s}arg" % QEMU_NS, {"value": arg})
     if ssh_port is not None:
         # libvirt 9.0 forwards ports of user-mode networking only with the passt backend (not
-        # in Debian 12's libvirt): the same user-mode NIC as QEMU arguments, plus the forward
-        for arg in ("-netdev", "user,id=gfnet0,hostfwd=tcp:127.0.0.1:%d-:22" % int(ssh_port),
+        # in Debian 12's libvirt): the same user-mode NIC as QEMU arguments, plus the forwards
+        hostfwd = ["tcp:127.0.0.1:%d-:22" % int(ssh_port)]
+        hostfwd += ["tcp:%s:%d-:%d" % (address, int(port), int(port)) for address, port in forwards]
+        for arg in ("-netdev", "user,id=gfnet0," + ",".join("hostfwd=" + spec for spec in hostfwd),
                     "-device", "virtio-net-pci,netdev=gfnet0,bus=pcie.0,addr=0x11"):
             ET.SubElement(commandline, "{%s}arg" % QEMU_NS, {"value": arg})
     ET.indent(root)

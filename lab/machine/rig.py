@@ -2,10 +2,11 @@
 
 On this host, for the task file bringup.yml images with (playbooks/tasks/image_media.yml):
 - the disk image: a built version's golden whole-disk image (``golden=``: `gpufleet image disk`'s
-  folder, signed by the build's key), or a stand-in whose ESP holds a tiny GRUB that prints one
-  line and powers off (a LAB SIMULATION of a golden image's boot loader: it proves the firmware
-  booted the disk through the agent's boot entry in a minute instead of the golden image's
-  several under a software CPU), signed like a real disk image with a fresh key;
+  folder, signed by the build's key), or a stand-in whose ESP holds Debian's signed shim and
+  GRUB (from the installer's build) with a menu that prints one line and powers off (a LAB
+  SIMULATION of a golden image's boot: it proves the firmware booted the disk through the
+  agent's boot entry, Secure Boot enforcing, in a minute instead of the golden image's several
+  under a software CPU), signed like a real disk image with a fresh key;
 - an HTTPS artifact server (the installer ISO for the BMC, the disk image for the installer);
 - the deploy service (`gpufleet deploy serve`'s code) and an installer ISO that asks it for its
   order by the machine's SMBIOS UUID;
@@ -17,7 +18,6 @@ import gzip
 import hashlib
 import json
 import os
-import subprocess
 import uuid as uuid_mod
 
 import gpufleet  # noqa: F401  (installs the collection loader)
@@ -37,20 +37,21 @@ VERSION = "machine-lab"
 ROOT_SERIAL = "GPUFLEET0001"   # the NVMe serial lab/machine/domain.py gives the machine's disk
 
 
-def stand_in_disk(folder, size_mib=96):
-    """A GPT disk image (ESP, seed, ext4 root) whose boot loader prints DISK_BOOTED. -> its path."""
+def stand_in_disk(folder, efi, size_mib=96):
+    """A GPT disk image (ESP, seed, ext4 root) whose boot loader prints DISK_BOOTED. -> its path.
+    ``efi``: build_installer's {"shimx64.efi": path, "grubx64.efi": path} (Debian's signed images:
+    Secure Boot refuses anything else). The signed GRUB reads grub.cfg from \\EFI\\debian."""
     cfg = os.path.join(folder, "disk-grub.cfg")
     with open(cfg, "w") as handle:
         handle.write('echo "%s"\nsleep 1\nhalt\n' % DISK_BOOTED)
-    loader = os.path.join(folder, "shimx64.efi")
-    subprocess.run(["grub-mkstandalone", "-O", "x86_64-efi", "-o", loader, "--modules=echo sleep halt",
-                    "boot/grub/grub.cfg=%s" % cfg], check=True, capture_output=True)
     root = os.path.join(folder, "disk-root")
     os.makedirs(os.path.join(root, "etc", "gpufleet"), exist_ok=True)
     with open(os.path.join(root, "etc", "gpufleet", "image-release"), "w") as handle:
         handle.write('VERSION="%s"\n' % VERSION)
     path = os.path.join(folder, "stand-in.disk.raw")
-    disk_mod.assemble_disk(root, path, size_mib, esp_files={"EFI/debian/shimx64.efi": loader})
+    disk_mod.assemble_disk(root, path, size_mib, esp_files={"EFI/debian/shimx64.efi": efi["shimx64.efi"],
+                                                            "EFI/debian/grubx64.efi": efi["grubx64.efi"],
+                                                            "EFI/debian/grub.cfg": cfg})
     return path
 
 
@@ -98,11 +99,12 @@ class MachineRig:
     """Start with ``with MachineRig(base, collection_root, ssh_key) as rig``; everything stops on exit."""
 
     def __init__(self, base, collection_root, ssh_public_key, domain="gpufleet-lab-machine1", log=print,
-                 golden=None, disk_mib=256):
+                 golden=None, disk_mib=256, forwards=()):
         """``golden``: {"folder": the disk build's folder, "public_key": its signer's public key (PEM
-        path)}; the machine then gets a disk of ``disk_mib`` and an SSH forward (``ssh_port``)."""
+        path)}; the machine then gets a disk of ``disk_mib``, an SSH forward (``ssh_port``) and
+        ``forwards``: (host address, port) pairs forwarded to the same port in the guest."""
         self.base, self.root, self.ssh_key, self.domain, self.log = base, collection_root, ssh_public_key, domain, log
-        self.golden, self.disk_mib = golden, disk_mib
+        self.golden, self.disk_mib, self.forwards = golden, disk_mib, tuple(forwards)
         self.ssh_port = None
         self.served = os.path.join(base, "srv")
         self.state_dir = os.path.join(base, "deploy")
@@ -113,13 +115,12 @@ class MachineRig:
         from lab.machine.bmc import RedfishMachine   # libvirt-python: only where a machine runs
         os.makedirs(self.served, exist_ok=True)
         try:
+            key = None
             if self.golden:
                 public_pem, self.artifact, self.version = self._serve_golden()
                 self.ssh_port = free_port()
             else:
                 key = signing.generate_key("ed25519")
-                self.log("disk: a stand-in whole-disk image, signed with a fresh image key")
-                self.artifact, self.version = sign_disk(self.served, stand_in_disk(self.base), key), VERSION
                 public_pem = signing.public_pem(key.public_key())
             self.pki = ensure_pki(os.path.join(self.base, "pki"), [HOST_FROM_GUEST, "127.0.0.1"])
             self.port = free_port()
@@ -129,11 +130,16 @@ class MachineRig:
                                          self.pki["server.key"], log=self.service_log.append)
             iso = os.path.join(self.root, "build", "installer", "lab-machine-installer.iso")
             self.log("installer: building %s (the ramdisk's root is cached under build/installer/work)" % iso)
-            installer_mod.build_installer(
+            built = installer_mod.build_installer(
                 iso, public_pem, self.root,
                 os.path.join(self.root, "build", "installer", "work"), ca_pem=open(self.pki["ca.pem"], "rb").read(),
                 kernel_args=["gpufleet.config_base=https://%s:%d/orders/" % (HOST_FROM_GUEST, self.service.port)],
                 log=self.log)
+            if key is not None:
+                self.log("disk: a stand-in whole-disk image (the installer's signed shim and GRUB), signed "
+                         "with a fresh image key")
+                self.artifact, self.version = sign_disk(self.served, stand_in_disk(self.base, built["efi"]),
+                                                        key), VERSION
             self._serve(iso, "installer.iso")
             self.key_file = os.path.join(self.base, "controller.pub")
             with open(self.key_file, "w") as handle:
@@ -141,7 +147,7 @@ class MachineRig:
             self.log("machine: %s behind a Redfish BMC (sushy-tools' libvirt driver)" % self.domain)
             self.vm = RedfishMachine(os.path.join(self.base, "redfish-vm"), self.domain, str(uuid_mod.uuid4()),
                                      free_port(), self.pki, media_ca=self.pki["ca.pem"], disk_mib=self.disk_mib,
-                                     ssh_port=self.ssh_port).__enter__()
+                                     ssh_port=self.ssh_port, forwards=self.forwards).__enter__()
         except BaseException:
             self.__exit__(None, None, None)
             raise

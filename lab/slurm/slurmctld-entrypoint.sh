@@ -64,4 +64,13 @@ if [[ $fresh == 1 ]]; then
   scontrol update NodeName="${NODES}" State=DRAIN Reason="${HOLD_REASON}"
 fi
 touch /run/gpufleet-slurmctld.ready
-wait "$pid"
+# A trapped TERM (docker stop/restart) ends the first wait at once. Wait again until slurmctld
+# has saved its state and exited: this script is the container's PID 1, and its exit kills
+# slurmctld mid-shutdown, losing what it had not saved yet (a reservation made seconds before).
+status=0
+wait "$pid" || status=$?
+while kill -0 "$pid" 2>/dev/null; do
+  status=0
+  wait "$pid" || status=$?
+done
+exit "$status"

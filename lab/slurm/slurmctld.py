@@ -10,6 +10,7 @@ Importable too (``build_image``, ``start_controller``, ``wait_ready``, ``stop_co
 The interface is documented in docs/roles.md.
 """
 import argparse
+import hashlib
 import os
 import subprocess
 import sys
@@ -37,13 +38,40 @@ def image_exists(image):
     return _docker("image", "inspect", image, check=False).returncode == 0
 
 
+SOURCE_LABEL = "org.gpufleet.lab.source-sha256"
+
+
+def source_digest(dockerfile):
+    """sha256 of ``dockerfile`` and of each file its COPY lines take from this folder: an image
+    built from other sources (an older entry point) is stale and is built again."""
+    digest = hashlib.sha256()
+    path = os.path.join(HERE, dockerfile)
+    with open(path, "rb") as handle:
+        text = handle.read()
+    digest.update(text)
+    for line in text.decode().splitlines():
+        words = line.split()
+        if words[:1] == ["COPY"]:
+            for name in words[1:-1]:
+                with open(os.path.join(HERE, name), "rb") as handle:
+                    digest.update(name.encode() + b"\0" + handle.read())
+    return digest.hexdigest()
+
+
+def _image_source(image):
+    proc = _docker("image", "inspect", "--format", '{{index .Config.Labels "%s"}}' % SOURCE_LABEL, image, check=False)
+    return proc.stdout.strip() if proc.returncode == 0 else None
+
+
 def build_image(image=IMAGE, dockerfile="Dockerfile.slurmctld", force=False):
-    """Build ``image`` from the base image (about a minute); keep an existing one unless force."""
-    if image_exists(image) and not force:
+    """Build ``image`` from the base image (about a minute); keep an existing one built from
+    the same sources unless force."""
+    wanted = source_digest(dockerfile)
+    if _image_source(image) == wanted and not force:
         return False
     if not image_exists(BASE_IMAGE):
         raise SlurmLabError("base image %s is missing: run `make base-image` first" % BASE_IMAGE)
-    _docker("build", "-q", "--build-arg", "BASE_IMAGE=" + BASE_IMAGE,
+    _docker("build", "-q", "--build-arg", "BASE_IMAGE=" + BASE_IMAGE, "--label", "%s=%s" % (SOURCE_LABEL, wanted),
             "-t", image, "-f", os.path.join(HERE, dockerfile), HERE)
     return True
 

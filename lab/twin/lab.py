@@ -24,12 +24,13 @@ from lab.twin.errors import LabError
 __all__ = ["up", "down", "status", "publish_image", "inject_fault", "clear_faults", "FAULT_TYPES"]
 
 LAB_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FAULT_TYPES = ("missing_gpu", "faulty_gpu", "xid", "degraded_nvlink", "slow_hca", "ecc", "bmc_critical")
+FAULT_TYPES = ("missing_gpu", "faulty_gpu", "xid", "degraded_nvlink", "slow_hca", "ecc", "thermal_slowdown",
+               "ecc_under_load", "bmc_critical")
 # a BMC-side fault: the node's BMC reports system health Critical (lab/bmc/layer.py); the node
 # itself is untouched
 BMC_FAULTS = ("bmc_critical",)
 # faults of one GPU: `gpu` (index) defaults to 0, as the xid shim's does
-GPU_FAULTS = ("missing_gpu", "faulty_gpu", "xid", "degraded_nvlink", "ecc")
+GPU_FAULTS = ("missing_gpu", "faulty_gpu", "xid", "degraded_nvlink", "ecc", "thermal_slowdown", "ecc_under_load")
 
 
 def _write_yaml(path, data):
@@ -117,7 +118,7 @@ def inject_fault(cfg, node, fault_type, **params):
     except (OSError, ValueError) as exc:
         raise LabError("Cannot read the hardware model of %s: %s. Start the lab first (`gpufleet lab up`)."
                        % (node, exc))
-    if fault_type == "ecc" and "corrected" not in params and "uncorrected" not in params:
+    if fault_type in ("ecc", "ecc_under_load") and "corrected" not in params and "uncorrected" not in params:
         # an ecc fault with no counts changed nothing: the node passed its gate
         params["uncorrected"] = 1
     if fault_type == "slow_hca":
@@ -211,13 +212,15 @@ def _start_slurm(cfg, docker):
     return key
 
 
-def publish_image(cfg, version="lab", log=print):
+def publish_image(cfg, version="lab", log=print, docker=None):
     """Verify a built image and publish it to the lab's artifact server (hard links).
 
     The lab serves its own copy, so rebuilding build/images/<version> never changes media
-    a node is being imaged from. An image that does not verify is refused.
+    a node is being imaged from. An image that does not verify is refused. The verified
+    artifact is also imported as its disk image now (``media.import_disk``), not by the first
+    install of a fresh lab.
     """
-    from lab.twin.media import MANIFEST, SIGNATURE, verify_built
+    from lab.twin.media import MANIFEST, SIGNATURE, import_disk, verify_built
     source = os.path.join(cfg.images_root, version)
     summary = verify_built(os.path.join(source, MANIFEST), cfg.image_public_key, version)
     dest = os.path.join(cfg.artifacts_root, version)
@@ -231,6 +234,7 @@ def publish_image(cfg, version="lab", log=print):
             subprocess.run(["cp", os.path.join(source, name), os.path.join(staging, name)], check=True)
     subprocess.run(["rm", "-rf", dest], check=False)
     os.replace(staging, dest)
+    import_disk(docker or Docker(), cfg.docker["disk_repository"], summary)
     log("published image %s (build %s) to %s" % (version, summary["build_id"], cfg.media_url(version)))
     return summary
 

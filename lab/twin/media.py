@@ -19,7 +19,7 @@ from gpufleet.deploy.fetch import MANIFEST, SIGNATURE, Fetcher
 from gpufleet.image.importer import docker_import_command
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.image.verify import verify_image
 
-__all__ = ["Installer", "MANIFEST", "SIGNATURE", "verify_built"]
+__all__ = ["Installer", "MANIFEST", "SIGNATURE", "disk_tag", "import_disk", "verify_built"]
 
 
 def verify_built(manifest_path, public_key_path, version=None):
@@ -34,6 +34,26 @@ def verify_built(manifest_path, public_key_path, version=None):
         return verify_image(manifest_path, key, expected_version=version, key_where=public_key_path)
     except GpufleetError as exc:
         raise LabError("The lab refuses image %s: %s" % (manifest_path, exc.msg))
+
+
+def disk_tag(repository, summary):
+    """The docker image (the lab's "disk") of a verified artifact: one per artifact digest."""
+    return "%s:sha256-%s" % (repository, summary["artifact_sha256"][:20])
+
+
+def import_disk(docker, repository, summary):
+    """Import a verified artifact as its disk image unless that digest's image exists; the tag.
+
+    LAB SIMULATION: a real installer writes the machine's disk and has no such step. ``lab
+    publish`` calls it for the image it has just verified, so the first bring-up of a fresh lab
+    does not wait for the import (seconds on 2 cores); the installer still downloads and
+    verifies the media of every install before it boots the disk.
+    """
+    tag = disk_tag(repository, summary)
+    if not docker.exists("image", tag):
+        argv = docker_import_command(summary["artifact"], tag, summary)
+        docker(*argv[1:])
+    return tag
 
 
 class Installer:
@@ -83,12 +103,8 @@ class Installer:
 
     def _disk_image(self, summary):
         """Docker image for a verified artifact; imported once per artifact digest."""
-        tag = "%s:sha256-%s" % (self.repository, summary["artifact_sha256"][:20])
         with self._import_lock:
-            if not self.docker.exists("image", tag):
-                argv = docker_import_command(summary["artifact"], tag, summary)
-                self.docker(*argv[1:])
-        return tag
+            return import_disk(self.docker, self.repository, summary)
 
     def install(self, node, media_url):
         """Verify the media and return the disk record; raises LabError when refused."""

@@ -146,4 +146,7 @@ class NodeManager:
                 # an init that reaps: daemons a role stops (slurmd, munged) must not stay
                 # zombies of `sleep`, or every "is it still running?" check waits its timeout
                 "--init",
+                # the gate's fio qualifies a RAM disk here: the CI host's disk is shared with
+                # VM tests, so its speed would say which test ran beside, not whether I/O works
+                "--tmpfs", "/var/tmp/gpufleet-gate:size=128m",
                 disk, "sleep", "infinity"]

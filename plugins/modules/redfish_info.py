@@ -18,6 +18,14 @@ description:
   - With V(logs) in O(gather_subset), also the newest O(log_entries) entries of the system's and
     its managers' logs (C(LogServices) -> C(Entries), that is the SEL and the BMC's event log), for a
     technician's break/fix record.
+  - With V(tpm) in O(gather_subset), also the certificates the BMC reports for the server's TPM
+    (C(Chassis) -> C(TrustedComponents) -> C(Certificates), Redfish 2022.2 and later), for
+    example its endorsement key (EK) certificate. Few BMCs offer this; see
+    C(docs/attestation-fleets.md) for the vendors and for reading the certificate on the node.
+    Each certificate is parsed as X.509 with the Python library C(cryptography) on the controller.
+  - With V(secure_boot) in O(gather_subset), also the system's UEFI Secure Boot state
+    (C(Systems/<id>/SecureBoot)), which C(playbooks/tasks/secure_boot.yml) checks before a node
+    joins, together with the firmware variables read on the node.
   - Never changes anything; RV(changed) is always false.
 author:
   - gpufleet.baremetal maintainers (@gpufleet)
@@ -32,7 +40,7 @@ options:
     type: list
     elements: str
     default: [system, nics, processors, managers, firmware]
-    choices: [system, nics, processors, managers, firmware, logs]
+    choices: [system, nics, processors, managers, firmware, logs, tpm, secure_boot]
   log_entries:
     description:
       - How many log entries V(logs) returns, newest first (by C(Created)), across all the
@@ -45,6 +53,16 @@ notes:
   - A BMC without log services returns no entries and says so in RV(facts.logs.notes); an
     entry that does not follow the Redfish schema (for example a C(Created) that is not a date)
     fails the node with the reason.
+  - V(tpm) is fail-closed. A BMC without C(TrustedComponents) returns null (named in
+    RV(facts.unsupported)). The node fails, naming the reason at the end of its message, when
+    none of the trusted components is a TPM (V(no_tpm)), a TPM has no certificate
+    (V(no_certificate)), a certificate is not PEM X.509 (V(bad_certificate)) or is PKCS7 or
+    PKCS12 (V(unsupported_type)).
+  - V(secure_boot) returns null (named in RV(facts.unsupported)) when the system has no
+    C(SecureBoot) resource; a value outside the schema fails the node.
+  - V(tpm) checks that each certificate is a PEM X.509 certificate, not who issued it. Verify
+    the chain against the site's EK CA bundle before trusting it (C(gpufleet attest
+    enroll-challenge --ek-cert)).
 """
 
 EXAMPLES = r"""
@@ -78,6 +96,31 @@ EXAMPLES = r"""
     log_entries: 20
   delegate_to: localhost
   register: bmc_log
+
+- name: The TPM's certificates as the BMC reports them (fails the node if none can be read)
+  gpufleet.baremetal.redfish_info:
+    baseuri: bmc-r12-07.example.net
+    username: "{{ bmc_user }}"
+    password: "{{ bmc_password }}"
+    gather_subset: [system, tpm]
+  delegate_to: localhost
+  register: bmc_tpm
+
+- name: The Secure Boot state the BMC reports
+  gpufleet.baremetal.redfish_info:
+    baseuri: bmc-r12-07.example.net
+    username: "{{ bmc_user }}"
+    password: "{{ bmc_password }}"
+    gather_subset: [system, secure_boot]
+  delegate_to: localhost
+  register: bmc_sb
+
+- name: Save the first certificate of the first TPM for enrollment
+  ansible.builtin.copy:
+    content: "{{ bmc_tpm.facts.tpm[0].certificates[0].pem }}"
+    dest: "/var/lib/gpufleet/ek/{{ inventory_hostname }}.pem"
+    mode: "0644"
+  delegate_to: localhost
 """
 
 RETURN = r"""
@@ -143,6 +186,33 @@ facts:
                    "message_id": "0x592E28", "entry_type": "SEL", "sensor_type": "Temperature"}]
         notes: []
         services: ["system:Log1", "manager:BMC/Log"]
+    tpm:
+      description:
+        - The TPMs of the system's chassis (only with V(tpm) in O(gather_subset)); null when the
+          BMC has no C(TrustedComponents).
+        - Each has id, path, chassis, type (C(Discrete) or C(Integrated)), manufacturer, model,
+          firmware_version, vendor_id (C(TPM.CapabilitiesVendorID)) and certificates.
+        - Each certificate has id, path, certificate_type (C(PEM), C(PEMchain) or null),
+          usage_types (C(CertificateUsageTypes), for example C(EK) or C(Device)), pem (the leaf),
+          chain (the rest of a C(PEMchain)) and sha256 (of the leaf's DER, the same
+          fingerprint the enrollment ledger keeps as C(ek_fingerprint)).
+      type: list
+      elements: dict
+      sample:
+        - {"id": "TPM", "type": "Discrete", "vendor_id": "SIM0",
+           "certificates": [{"id": "EKCert", "certificate_type": "PEM", "usage_types": ["Device"],
+                             "pem": "-----BEGIN CERTIFICATE-----\n...", "chain": [],
+                             "sha256": "<64 hex>"}]}
+    secure_boot:
+      description:
+        - The system's Secure Boot state (only with V(secure_boot) in O(gather_subset)); null
+          when the BMC offers no C(SecureBoot) resource.
+        - path, enable (C(SecureBootEnable)), current_boot (C(SecureBootCurrentBoot), C(Enabled)
+          or C(Disabled)) and mode (C(SecureBootMode), C(SetupMode), C(UserMode), C(AuditMode)
+          or C(DeployedMode)); an absent field is null.
+      type: dict
+      sample: {"path": "/redfish/v1/Systems/1/SecureBoot", "enable": true, "current_boot": "Enabled",
+               "mode": "DeployedMode"}
     unsupported:
       description: Parts the BMC does not offer.
       type: list

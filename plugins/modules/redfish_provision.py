@@ -51,6 +51,14 @@ options:
     description: Insert the media write-protected.
     type: bool
     default: true
+  media_reinsert:
+    description:
+      - Eject every image inserted on the node first, O(image_url) too, then insert O(image_url),
+        so the BMC sees a fresh insertion. For installers that run once per insertion (the
+        lab's, some BMCs' virtual CD) when a run resumes after a crash with the media still in.
+      - The media step is then always a change; without O(image_url) it does nothing.
+    type: bool
+    default: false
   boot_target:
     description: Boot device for the override (V(cd) for virtual media, V(pxe), V(uefi_http) for network boot).
     type: str
@@ -129,6 +137,7 @@ media:
   description:
     - The media step as M(gpufleet.baremetal.redfish_virtual_media) reports it (C(changed),
       C(device), C(before), C(image), C(inserted)); null without O(image_url). Single node only.
+    - With O(media_reinsert=true) also C(ejected), the devices whose image was ejected first.
   returned: when O(baseuri) is used and the node succeeded
   type: dict
   sample: {"changed": true, "device": "/redfish/v1/Systems/1/VirtualMedia/Cd", "before": null,
@@ -196,6 +205,7 @@ def main():
         image_url=dict(type="str"),
         media_type=dict(type="str", choices=sorted(MEDIA_TYPES)),
         write_protected=dict(type="bool", default=True),
+        media_reinsert=dict(type="bool", default=False),
         boot_target=dict(type="str", required=True, choices=sorted(TARGETS)),
         boot_enabled=dict(type="str", default="once", choices=sorted(ENABLED)),
         boot_mode=dict(type="str", choices=sorted(MODES)),
@@ -216,7 +226,8 @@ def main():
                          media_type=p["media_type"], write_protected=p["write_protected"],
                          boot_enabled=p["boot_enabled"], boot_mode=p["boot_mode"],
                          power=p["power"], wait=p["wait"], timeout=p["wait_timeout"],
-                         poll=p["poll_interval"], check_mode=module.check_mode)
+                         poll=p["poll_interval"], check_mode=module.check_mode,
+                         media_reinsert=p["media_reinsert"])
 
     run_module(module, operation, diff_of=_diff)
 

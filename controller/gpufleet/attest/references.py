@@ -18,7 +18,8 @@ from ansible_collections.gpufleet.baremetal.plugins.module_utils.image import si
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.image.errors import VerificationError
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.image.manifest import canonical_json
 
-__all__ = ["SCHEMA", "build_references", "load_references", "parse_references"]
+__all__ = ["SCHEMA", "build_references", "load_references", "merge_entry", "parse_pcrread", "parse_references",
+           "read_verified"]
 
 SCHEMA = "gpufleet.pcr-references/v1"
 _BANKS = {"sha1": 40, "sha256": 64, "sha384": 96, "sha512": 128}
@@ -33,6 +34,46 @@ def build_references(entries, private_key):
     data = canonical_json(document)
     parse_references(data, "the new reference file")
     return data, signing.sign(private_key, data)
+
+
+def parse_pcrread(text, where):
+    """What ``tpm2_pcrread sha256:0,1,...`` printed -> {bank: {index (str): hex}}; PcrReferenceError otherwise.
+
+    Every line must be a bank (``  sha256:``) or a PCR of the bank above it (``    0 : 0x3D...``);
+    anything else is refused rather than skipped, so a truncated or foreign capture cannot make
+    a reference file with PCRs missing.
+    """
+    pcrs, bank = {}, None
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        bank_line = re.match(r"^\s*(sha1|sha256|sha384|sha512)\s*:\s*$", line)
+        pcr_line = re.match(r"^\s+(\d+)\s*:\s*0x([0-9A-Fa-f]+)\s*$", line)
+        if bank_line:
+            bank = bank_line.group(1)
+            pcrs.setdefault(bank, {})
+        elif pcr_line and bank is not None:
+            pcrs[bank][str(int(pcr_line.group(1)))] = pcr_line.group(2).lower()
+        else:
+            raise PcrReferenceError("%s line %d is not tpm2_pcrread output (expected '  sha256:' or '    0 : 0x<hex>'): "
+                                    "%r. Pass what tpm2_pcrread printed, unchanged." % (where, number, line[:80]),
+                                    path=where)
+    pcrs = dict((name, values) for name, values in pcrs.items() if values)
+    if not pcrs:
+        raise PcrReferenceError("%s holds no PCR values. Pass what tpm2_pcrread sha256:0,1,2,3,4,5,6,7 printed."
+                                % where, path=where)
+    _check_pcrs(pcrs, where, 0)
+    return pcrs
+
+
+def merge_entry(entries, entry, replace=False):
+    """``entries`` with ``entry`` added; one for the same image and firmware version is refused unless ``replace``."""
+    key = (entry["image_version"], entry["firmware_version"])
+    kept = [e for e in entries if (e["image_version"], e["firmware_version"]) != key]
+    if len(kept) != len(entries) and not replace:
+        raise PcrReferenceError("The reference file already has an entry for image %s with firmware %s. Pass "
+                                "--replace to record the new values instead." % key)
+    return sorted(kept + [entry], key=lambda e: (e["image_version"], e["firmware_version"]))
 
 
 def _check_pcrs(pcrs, where, number):
@@ -80,9 +121,8 @@ def parse_references(data, where):
     return document
 
 
-def load_references(path, public_key_pem, image_version, firmware_version, signature_path=None,
-                    key_where="image public key"):
-    """The verified {bank: {index: hex}} for one image and firmware version; PcrReferenceError otherwise."""
+def read_verified(path, public_key_pem, signature_path=None, key_where="image public key"):
+    """The document of the reference file at ``path`` once its signature verifies; PcrReferenceError otherwise."""
     signature_path = signature_path or path + ".sig"
     try:
         with open(path, "rb") as handle:
@@ -108,6 +148,13 @@ def load_references(path, public_key_pem, image_version, firmware_version, signa
     if not signing.verify_signature(public_key, data, signature):
         raise PcrReferenceError("The signature of %s does not verify with key %s: the file was altered after "
                                 "signing. Refusing it." % (path, trusted), path=path)
+    return document
+
+
+def load_references(path, public_key_pem, image_version, firmware_version, signature_path=None,
+                    key_where="image public key"):
+    """The verified {bank: {index: hex}} for one image and firmware version; PcrReferenceError otherwise."""
+    document = read_verified(path, public_key_pem, signature_path, key_where)
     for entry in document["references"]:
         if entry["image_version"] == image_version and entry["firmware_version"] == firmware_version:
             return entry["pcrs"]

@@ -132,5 +132,6 @@ class Plan:
     """The planner's answer: actions in the order to start them, and notes per pool."""
     actions: Tuple[Action, ...] = ()
     # Per pool: the floors in force (base, schedule, forecast) and why; unservable jobs;
-    # demand and supply counts. The decision log stores this beside each action.
+    # demand and supply counts. The plan carries them (`controller once` prints them); a
+    # decision row holds its demand, supply, action and reason, not these notes.
     notes: dict = field(default_factory=dict)

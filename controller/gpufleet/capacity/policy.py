@@ -6,6 +6,7 @@ error is refused whole, so nothing of a bad file is ever applied. docs/capacity.
 knob. The only I/O in the capacity package is ``load_policy`` reading the file, through the
 project's one strict YAML reader (plugins/module_utils/strict_yaml.py).
 """
+import math
 import re
 from typing import Dict, Literal, Optional, Tuple
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -20,7 +21,7 @@ from ansible_collections.gpufleet.baremetal.plugins.module_utils.strict_yaml imp
 from gpufleet.capacity.duration import parse_duration
 from gpufleet.capacity.policy_errors import PolicyError, explain
 
-__all__ = ["Policy", "Pool", "Fleet", "TierCounts", "TierCeilings", "Members", "Match",
+__all__ = ["nodes_of", "Policy", "Pool", "Fleet", "TierCounts", "TierCeilings", "Members", "Match",
            "Schedule", "Forecast", "Steady", "Estimates", "Day2", "Persistence", "Refresh",
            "PolicyError", "parse_duration", "parse_budget",
            "parse_policy", "load_policy", "size_warnings", "DAYS"]
@@ -164,13 +165,47 @@ class Forecast(_Strict):
                        "30m (0s: a raised floor falls as soon as the forecast does)")
 
 
+def nodes_of(value, pool_nodes):
+    """A setting kept as a node count (3) or a percent of the pool ('10%', as the parsers below
+    keep it) in nodes of a pool of ``pool_nodes``: a percent is rounded up, as Karpenter rounds
+    its disruption budgets. The disruption budget and the steady level both resolve here."""
+    if isinstance(value, int):
+        return value
+    return math.ceil(pool_nodes * float(value.strip().rstrip("%")) / 100.0 - 1e-9)
+
+
+def _pool_share(field, least, count, percent):
+    """A parser for a node count (``least`` to 100000) or a percent of the pool's nodes
+    ('10%'), kept as given: gpufleet.capacity.steady resolves a percent against the pool."""
+    span = "above 0 and at most 100" if least else "from 0 to 100"
+    fix = f"write a node count like {count} or a percent of the pool like '{percent}'"
+
+    def parse(value):
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            raise ValueError(f"{value!r:.60} is not a {field}; fix: {fix}")
+        if isinstance(value, int):
+            if not least <= value <= 100000:
+                raise ValueError(f"a {field} of {value} nodes is outside {least} to 100000; fix: {fix}")
+            return value
+        found = _PERCENT.match(value)
+        if not found:
+            raise ValueError(f"{value!r:.60} is not a {field}; fix: {fix} (a count without quotes, "
+                             "a percent with %)")
+        share = float(found.group(1))
+        if not (0 < share if least else 0 <= share) or share > 100:
+            raise ValueError(f"a {field} of {value.strip()} of the pool is not {span} percent; fix: {fix}")
+        return f"{found.group(1)}%"
+    return parse
+
+
 class Steady(_Strict):
     """Hold the powered node count still (gpufleet.capacity.steady): a level in whole steps
     above the peak demand of the last ``hold``, woken in one batch, parked only when the peak of
-    the whole ``hold`` fits a lower step."""
+    the whole ``hold`` fits a lower step. ``headroom`` and ``step``: a node count, or a percent
+    of the pool's nodes ('10%', rounded up; a step is at least 1 node)."""
     enabled: bool = Field(default=False, strict=True)
-    headroom: int = Field(default=4, strict=True, ge=0, le=100000)
-    step: int = Field(default=4, strict=True, ge=1, le=100000)
+    headroom: Annotated[object, BeforeValidator(_pool_share("headroom", 0, 6, "10%"))] = 4
+    step: Annotated[object, BeforeValidator(_pool_share("step", 1, 8, "12.5%"))] = 4
     hold: Duration = 21600.0
 
     @field_validator("hold")

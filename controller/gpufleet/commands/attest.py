@@ -9,6 +9,7 @@ A playbook runs tpm2-tools on the node and these on the controller, passing file
     gpufleet attest verify NODE --quote-message quote.msg --quote-signature quote.sig --quote-pcrs quote.pcrs \\
         --references refs.json --image-key image.pub --image-version V --firmware-version F --state-dir DIR --ledger L
     gpufleet attest show [NODE] [--history] --ledger L
+    gpufleet attest references --pcrread pcrs.txt --image-version V --firmware-version F --key image.key --out refs.json
 
 Enrollments are ledger records; the state directory holds the open enrollment challenges (their
 secrets) and the nonce book, each 0600. No command prints a secret.
@@ -193,6 +194,41 @@ def cmd_verify(args):
     return 0
 
 
+def cmd_references(args):
+    from gpufleet.attest import references
+    from gpufleet.attest.errors import PcrReferenceError
+    from gpufleet.commands.image import _passphrase
+    from gpufleet.deploy.orders import write_private
+    from ansible_collections.gpufleet.baremetal.plugins.module_utils.image import signing
+    from ansible_collections.gpufleet.baremetal.plugins.module_utils.image.errors import SignatureError
+
+    text = _read(args.pcrread, "--pcrread", "what tpm2_pcrread printed on a known-good node", text=True)
+    pem = _read(args.key, "--key", "the image signing key (PEM)")
+    try:
+        pcrs = references.parse_pcrread(text, args.pcrread)
+    except PcrReferenceError as exc:
+        raise BadInput(exc.msg)
+    try:
+        key = signing.load_private_key(pem, args.key, _passphrase())
+    except SignatureError as exc:
+        raise BadInput(exc.msg)
+    entries = []
+    if os.path.exists(args.out):  # add to the file: it must verify with this key first
+        entries = references.read_verified(args.out, signing.public_pem(key.public_key()),
+                                           key_where=args.key)["references"]
+    entry = {"image_version": args.image_version, "firmware_version": args.firmware_version, "pcrs": pcrs}
+    data, signature = references.build_references(references.merge_entry(entries, entry, args.replace), key)
+    write_private(os.path.abspath(args.out), data)
+    write_private(os.path.abspath(args.out) + ".sig", signature)
+    checked = sorted("%s:%s" % (bank, index) for bank, values in pcrs.items() for index in values)
+    _emit(args, {"references": args.out, "image_version": args.image_version,
+                 "firmware_version": args.firmware_version, "pcrs": pcrs, "entries": len(entries) + 1},
+          "%s: references of image %s, firmware %s (%s) signed with key %s; signature %s.sig" % (
+              args.out, args.image_version, args.firmware_version, ", ".join(checked),
+              signing.key_id(key.public_key()), args.out))
+    return 0
+
+
 def cmd_show(args):
     from gpufleet.attest import enroll
 
@@ -305,6 +341,19 @@ def register(parser):
     verify.add_argument("--reference-event-log", help="tpm2_eventlog output of a known-good node of this image")
     verify.add_argument("--nonce-ttl", type=_POSITIVE, default=300, help="seconds a nonce stays valid "
                         "(default: 300)")
+
+    record = add("references", cmd_references, "record the reference PCRs of a known-good node, signed with the "
+                 "image key", "Read what tpm2_pcrread printed on a qualified node of one image and firmware version "
+                 "and write them, signed with the image key, to the reference file (FILE and FILE.sig). An "
+                 "existing file must verify with that key; its other entries are kept.",
+                 node=False, uses_state=False, uses_ledger=False)
+    _required(record, (("--pcrread", "what tpm2_pcrread sha256:0,1,...,7 printed on the node ('-': stdin)"),
+                       ("--image-version", "the node's image version"),
+                       ("--firmware-version", "the node's firmware version"),
+                       ("--key", "the image signing key (PEM; passphrase from $GPUFLEET_SIGNING_KEY_PASSPHRASE)"),
+                       ("--out", "the reference file to write or add to (its signature goes to FILE.sig)")))
+    record.add_argument("--replace", action="store_true", help="replace an existing entry of this image and "
+                        "firmware version")
 
     show = add("show", cmd_show, "show enrollments (current ones; --history: every one)",
                "Print the current enrollment of NODE (or of every node); --history adds the replaced ones. "

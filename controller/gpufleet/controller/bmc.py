@@ -20,14 +20,10 @@ def signals_from(readings, views, now):
 
     The ledger says a node is on when it is in service (joined or hot)."""
     state = {v.node: v.state for v in views}
-    found = []
-    for node in sorted(readings):
-        if node not in state:
-            continue
-        got = readings[node] or {}
-        found.extend(detect.redfish_signals(node, got.get("health"), got.get("power_state"),
-                                            state[node] in IN_SERVICE, now))
-    return tuple(found)
+    mine = {node: got or {} for node, got in readings.items() if node in state}
+    return tuple(signal for node, got in sorted(mine.items())
+                 for signal in detect.redfish_signals(node, got.get("health"), got.get("power_state"),
+                                                      state[node] in IN_SERVICE, now))
 
 
 class BmcWatch:
@@ -82,6 +78,6 @@ class BmcWatch:
         return self.signals(readings, views, now) if readings else ()
 
     def wait(self, timeout=None):
-        """Block until the read under way ended (tests, clean shutdown)."""
+        """Block until the read under way ended (the tests wait on it)."""
         if self._thread is not None:
             self._thread.join(timeout)

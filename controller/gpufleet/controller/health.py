@@ -36,11 +36,8 @@ def failed_checks(reading):
 def signals_from(readings, views, now):
     """readings: {node: reading}; views: NodeViews -> Signals of the nodes still in service."""
     state = {v.node: v.state for v in views}
-    found = []
-    for node in sorted(readings):
-        if state.get(node) in IN_SERVICE:
-            found.extend(detect.health_check_signals(node, failed_checks(readings[node]), now))
-    return tuple(found)
+    return tuple(signal for node in sorted(readings) if state.get(node) in IN_SERVICE
+                 for signal in detect.health_check_signals(node, failed_checks(readings[node]), now))
 
 
 class HealthWatch(BmcWatch):

@@ -83,13 +83,6 @@ def pool_versions(rollout_rows):
     both versions are in service meanwhile), and so is a pool that never had one: its version
     is whatever the variable files install, and the controller compares nothing (a spelling
     difference between the files and the ledger must never send a fleet to reimage)."""
-    latest = {}
-    for row in rollout_rows:
-        latest[row["pool"]] = row
-    found = {}
-    for pool, row in latest.items():
-        if row["phase"] == "done":
-            found[pool] = row["to_version"]
-        elif row["phase"] == "rolled_back":
-            found[pool] = row["from_version"]
-    return found
+    latest = {row["pool"]: row for row in rollout_rows}   # oldest first: a pool's last row wins
+    left = {"done": "to_version", "rolled_back": "from_version"}   # the version each end leaves
+    return {pool: row[left[row["phase"]]] for pool, row in latest.items() if row["phase"] in left}

@@ -61,15 +61,13 @@ def parse_inventory(text):
             continue
         for host in body.get("hosts") or []:
             groups.setdefault(host, []).append(group)
-    hosts = {}
-    for name, hv in hostvars.items():
-        hosts[name] = Host(name=name, groups=tuple(sorted(groups.get(name, ()))),
-                           sku=str(_plain(hv.get("gpufleet_sku")) or ""),
-                           features=tuple(_plain(f) for f in hv.get("gpufleet_features") or ()),
-                           image_version=str(_plain(hv.get("gpufleet_image_version")) or ""),
-                           rack=_label(hv, "gpufleet_rack", name),
-                           fabric_set=_label(hv, "gpufleet_fabric_set", name))
-    return hosts
+    return {name: Host(name=name, groups=tuple(sorted(groups.get(name, ()))),
+                       sku=str(_plain(hv.get("gpufleet_sku")) or ""),
+                       features=tuple(_plain(f) for f in hv.get("gpufleet_features") or ()),
+                       image_version=str(_plain(hv.get("gpufleet_image_version")) or ""),
+                       rack=_label(hv, "gpufleet_rack", name),
+                       fabric_set=_label(hv, "gpufleet_fabric_set", name))
+            for name, hv in hostvars.items()}
 
 
 def fabric_places(hosts):

@@ -54,13 +54,6 @@ class Models:
             out[name] = self._current(name, state, settings)
         return out
 
-    def status(self):
-        """{pool: facts} for the log and the plan notes: fitted_at, trained points, the last error."""
-        with self._lock:
-            return {name: {"fitted_at": s.fitted_at, "training_points": getattr(s.model, "points", None),
-                           "fitting": s.running is not None, "last_error": s.failed}
-                    for name, s in sorted(self._pools.items())}
-
     def notes(self):
         """{pool: what was last said of its model}: ``controller status`` shows these."""
         return {name: s.note for name, s in sorted(self._pools.items()) if s.note}

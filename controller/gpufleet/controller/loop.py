@@ -128,10 +128,7 @@ class Reconciler:
         if self._tracks is None:
             self._tracks = records.load_tracks(self.ledger)
         history = history_from_rows(records.demand_history(self.ledger, since=now - DEMAND_HISTORY_S))
-        # an admit ends its gang only once it succeeded: while it runs (or after it failed) the
-        # gang stays in progress, so its job is not given a second gang meanwhile
-        gang_acts = folds.gang_actions(d for d in folds.within(recent, now, folds.GANG_LOOKBACK_S)
-                                       if d["action"] != "admit" or d["outcome"] == "ok")
+        gang_acts = folds.gang_actions(folds.within(recent, now, folds.GANG_LOOKBACK_S))
         return replace(world, now=now, rows=rows, signals=signals, tracks=self._tracks, cases=fold_cases(window),
                        replacements=bindings.fold(window), rollouts=active, rollout_book=rollout_book.fold(book_from),
                        pools=self.planning.pools(), catalogue=self.catalogue,

@@ -51,9 +51,6 @@ class Notifier:
     def watchdog(self, status=None):
         return self.send(*(["WATCHDOG=1"] + (["STATUS=" + status] if status else [])))
 
-    def status(self, status):
-        return self.send("STATUS=" + status)
-
     def stopping(self, status):
         return self.send("STOPPING=1", "STATUS=" + status)
 

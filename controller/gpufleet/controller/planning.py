@@ -34,10 +34,7 @@ class Planning:
 
     def pool_of(self, host):
         """The first pool (policy order) whose members claim the host, or None."""
-        for name, pool in self.policy.pools.items():
-            if member_of(pool.members, host):
-                return name
-        return None
+        return next((name for name, pool in self.policy.pools.items() if member_of(pool.members, host)), None)
 
     def classify(self, pool, ledger_state, slurm_state, gate_passed_at, now, jobs, image_version, pool_image=None):
         from gpufleet.capacity.tiers import classify

@@ -54,12 +54,10 @@ def plan_prune(entries, now, retention, in_flight=()):
         return []
     done = sorted((e for e in entries if e.finished and CONTROLLER_RUN.match(e.name)
                    and not _in_flight(e.name, in_flight)), key=lambda e: (-e.at, e.name))
-    doomed = []
-    for rank, entry in enumerate(done):
-        kept_by_count = retention.keep_runs is not None and rank < retention.keep_runs
-        kept_by_age = retention.keep_for is not None and now - entry.at < retention.keep_for
-        if not (kept_by_count or kept_by_age):
-            doomed.append(entry)
+    # kept neither by count (among the newest keep_runs) nor by age (younger than keep_for)
+    doomed = [e for rank, e in enumerate(done)
+              if not (retention.keep_runs is not None and rank < retention.keep_runs)
+              and not (retention.keep_for is not None and now - e.at < retention.keep_for)]
     return [e.name for e in sorted(doomed, key=lambda e: (e.at, e.name))]
 
 

@@ -17,12 +17,8 @@ def state_text(slurm_node):
 
 def changes(last, slurm_nodes):
     """[(node, text, reason)] whose (text, reason) differs from ``last`` (node -> (text, reason))."""
-    out = []
-    for name, node in sorted(slurm_nodes.items()):
-        seen = (state_text(node), node.reason or "")
-        if last.get(name) != seen:
-            out.append((name,) + seen)
-    return out
+    seen = {name: (state_text(node), node.reason or "") for name, node in sorted(slurm_nodes.items())}
+    return [(name,) + current for name, current in seen.items() if last.get(name) != current]
 
 
 class SampleRecorder:

@@ -120,25 +120,21 @@ def _validate(data, source):
 
 def parse_config(text, source="<config>"):
     """YAML text -> ControllerConfig, or ConfigError listing every problem."""
-    try:
-        data = strict_yaml.loads(text, source)
-    except StrictYamlError as exc:
-        raise ConfigError(source, [_file_problem(exc)]) from None
-    return _validate(data, source)
-
-
-def _file_problem(exc):
-    where = "(file) line %d" % exc.line if exc.line else "(file)"
-    return "%s: %s; fix: %s" % (where, exc.problem, exc.fix)
+    return _read(lambda: strict_yaml.loads(text, source), source)
 
 
 def load_config(path):
     """Read and validate ``path``; a missing or unreadable file is a ConfigError."""
-    source = str(path)
+    return _read(lambda: strict_yaml.load_file(str(path)), str(path))
+
+
+def _read(load, source):
+    """``load()``'s YAML validated; a YAML that cannot be read is a ConfigError naming its line."""
     try:
-        data = strict_yaml.load_file(source)
+        data = load()
     except StrictYamlError as exc:
-        raise ConfigError(source, [_file_problem(exc)]) from None
+        where = "(file) line %d" % exc.line if exc.line else "(file)"
+        raise ConfigError(source, ["%s: %s; fix: %s" % (where, exc.problem, exc.fix)]) from None
     return _validate(data, source)
 
 

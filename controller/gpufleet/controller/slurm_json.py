@@ -15,7 +15,7 @@ guess (a job we misread could be provisioned for, or a busy node parked).
 """
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional, Tuple
 
 import hostlist
@@ -205,8 +205,6 @@ def parse_sinfo(text):
         for node in (_node_grouped(record) if grouped else _node_v38(record)):
             seen = nodes.get(node.name)
             if seen:
-                node = SlurmNode(node.name, node.state, node.flags, node.reason,
-                                 tuple(sorted(set(seen.partitions + node.partitions))), node.features, node.gres,
-                                 node.last_busy)
+                node = replace(node, partitions=tuple(sorted(set(seen.partitions + node.partitions))))
             nodes[node.name] = node
     return nodes

@@ -66,16 +66,11 @@ def _pending_outside(replacements, jobs):
 def steps(replacements, jobs):
     """replacements: ``fold``'s; jobs: the capacity Jobs Slurm reports -> ``bind`` Actions
     for each job pending again outside its replacement's reservation."""
-    out = []
-    for item in _pending_outside(replacements, jobs):
-        if item.bound:
-            continue
-        out.append(Action(
-            "bind", item.pool, item.spare,
-            f"job {item.job_id} is pending again: bound to reservation {item.reservation} "
-            f"({','.join(item.nodes)}: its surviving nodes and its replacement {','.join(item.spare)})",
-            job_id=item.job_id, reservation=item.reservation, reserve_nodes=item.nodes, stage=REPAIR))
-    return out
+    return [Action("bind", item.pool, item.spare,
+                   f"job {item.job_id} is pending again: bound to reservation {item.reservation} "
+                   f"({','.join(item.nodes)}: its surviving nodes and its replacement {','.join(item.spare)})",
+                   job_id=item.job_id, reservation=item.reservation, reserve_nodes=item.nodes, stage=REPAIR)
+            for item in _pending_outside(replacements, jobs) if not item.bound]
 
 
 def held_nodes(replacements, jobs):

@@ -5,9 +5,10 @@ rounded up (Karpenter's default is 10%); 0 freezes day-2 work for the pool. Node
 (draining, recycling, renewing, refreshing) are spent first. Candidates start most severe
 first, then the longest-waiting, then by name, so the order never depends on input order.
 """
-import math
 from dataclasses import dataclass
 from typing import Tuple
+
+from gpufleet.capacity.policy import nodes_of
 
 __all__ = ["Candidate", "Selection", "allowed", "select"]
 
@@ -28,20 +29,15 @@ class Selection:
 
 def allowed(budget, pool_size):
     """Nodes the budget allows out at once for a pool of ``pool_size`` nodes."""
-    if isinstance(budget, int):
-        return budget
-    percent = float(str(budget).strip().rstrip("%"))
-    return math.ceil(pool_size * percent / 100.0 - 1e-9)
+    return nodes_of(budget, pool_size)
 
 
 def select(candidates, budgets, pool_sizes, out_now):
     """budgets: {pool: count or 'N%'}; pool_sizes: {pool: nodes}; out_now: {pool: nodes out}.
 
     A pool missing from ``budgets`` or ``pool_sizes`` gets nothing (fail closed)."""
-    left = {}
-    for pool in pool_sizes:
-        if pool in budgets:
-            left[pool] = allowed(budgets[pool], pool_sizes[pool]) - out_now.get(pool, 0)
+    left = {pool: allowed(budgets[pool], size) - out_now.get(pool, 0)
+            for pool, size in pool_sizes.items() if pool in budgets}
     start, held, seen = [], [], set()
     for cand in sorted(candidates, key=lambda c: (c.severity, c.waiting_since, c.node)):
         if cand.node in seen:

@@ -40,10 +40,8 @@ def _flags(state):
 
 
 def _kind(flags):
-    for flag, kind in (("FAIL", "slurm_fail"), ("DOWN", "slurm_down"), ("DRAIN", "slurm_drain")):
-        if flag in flags:
-            return kind
-    return None
+    return next((kind for flag, kind in (("FAIL", "slurm_fail"), ("DOWN", "slurm_down"), ("DRAIN", "slurm_drain"))
+                 if flag in flags), None)
 
 
 def _is_checker(reason, extra):

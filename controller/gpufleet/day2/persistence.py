@@ -64,11 +64,9 @@ def observe(state, signals, now, rule):
     current = {}
     for signal in signals:
         current.setdefault((signal.node, signal.source, signal.kind), signal)
-    new_state = {}
-    for key in sorted(set(state) | set(current)):
-        track = _advance(state.get(key), current.get(key), now, rule)
-        if track is not None:
-            new_state[key] = track
+    keys = sorted(set(state) | set(current))
+    tracks = {key: _advance(state.get(key), current.get(key), now, rule) for key in keys}
+    new_state = {key: track for key, track in tracks.items() if track is not None}
     return new_state, _actionable(new_state, now, rule)
 
 

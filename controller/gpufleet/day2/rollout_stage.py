@@ -120,14 +120,9 @@ def _advance(work, item):
 def _pool_nodes(work, record, touched):
     """The rollout's nodes as plan_refresh sees them: in service or touched by it; nodes held
     elsewhere (repair, open work, in flight) are not free."""
-    out = []
-    for view in work.views.values():
-        if view.pool != record["pool"] or (view.state not in IN_SERVICE and view.node not in touched):
-            continue
-        if view.node in work.held or view.node in work.busy:
-            view = replace(view, tier=UNAVAILABLE)
-        out.append(view)
-    return out
+    return [replace(v, tier=UNAVAILABLE) if v.node in work.held or v.node in work.busy else v
+            for v in work.views.values()
+            if v.pool == record["pool"] and (v.state in IN_SERVICE or v.node in touched)]
 
 
 def _refresh(work, record, book, items):
@@ -250,10 +245,9 @@ def decide(records, views, jobs, pools, book, day2_out, held, busy, now, fabric=
         if item.pool in pools:
             _advance(work, item)
     active = [r for r in records if r["pool"] in pools]
-    restore = set()     # failed its gate on the target: the rollout's to restore, not the planner's to retry
-    for record in active:
-        results = book.results.get(record["id"], {})
-        restore |= {n for n in book.moved.get(record["id"], ()) if results.get(n) is False}
+    # failed its gate on the target: the rollout's to restore, not the planner's to retry
+    restore = {n for r in active for n in book.moved.get(r["id"], ())
+               if book.results.get(r["id"], {}).get(n) is False}
     for record in sorted(active, key=lambda r: r["id"]):
         items = [i for i in book.items.values() if i.rollout_id == record["id"]]
         if record["phase"] in ("canary", "batches"):

@@ -168,22 +168,21 @@ def _replacements(failed, jobs, views, claimed, busy, now):
 
 
 def _case_action(open_case, step, views, claimed, busy, rules, now, fabric=None, lent=()):
+    """The action for a repair step (None: a wait, nothing to start)."""
     case = open_case.case
-    if step.kind == "requeue":
-        return Action("requeue", case.pool, (case.node,), step.reason, jobs=step.jobs, stage=REPAIR)
-    if step.kind == "drain":
-        return Action("drain", case.pool, (case.node,), step.reason, stage=REPAIR)
-    if step.kind == "recycle":
-        return _with_peers(Action("recycle", case.pool, (case.node,), step.reason, stage=REPAIR),
-                           views, claimed, busy, rules, now, fabric, lent)
-    if step.kind == "readmit":
-        return Action("readmit", case.pool, (case.node,), step.reason,
-                      target_tier=step.target_tier, stage=REPAIR)
     if step.kind == "break_fix":
         record = repair.break_fix_record(case, open_case.reasons, (), ())
         return Action("break_fix", case.pool, (case.node,), record.summary,
                       record=asdict(record), stage=REPAIR)
-    return None
+    if step.kind not in ("requeue", "drain", "recycle", "readmit"):
+        return None
+    # only a requeue carries its jobs; only a readmit has a target tier
+    action = Action(step.kind, case.pool, (case.node,), step.reason,
+                    jobs=step.jobs if step.kind == "requeue" else (),
+                    target_tier=step.target_tier if step.kind == "readmit" else None, stage=REPAIR)
+    if step.kind == "recycle":
+        return _with_peers(action, views, claimed, busy, rules, now, fabric, lent)
+    return action
 
 
 def decide(rows, views, jobs, pools, tracks, cases, busy, now, extra_signals=(),

@@ -18,7 +18,7 @@ from ansible_collections.gpufleet.baremetal.plugins.module_utils.image.errors im
 
 from gpufleet.deploy import gpt
 
-__all__ = ["ESP_MIB", "SEED_MIB", "HOST_TOOLS", "assemble_disk"]
+__all__ = ["ESP_MIB", "SEED_MIB", "HOST_TOOLS", "esp_image", "assemble_disk"]
 
 ESP_MIB = 64
 SEED_MIB = 1
@@ -53,9 +53,10 @@ def _place(src, dest_fd, offset, limit):
             done += len(block)
 
 
-def _esp_image(path, size_mib, esp_files, run):
-    """A FAT32 image holding ``esp_files`` ({path on the ESP: source file})."""
-    _run(run, ["mkfs.vfat", "-F", "32", "-n", "GPUFLEETESP", "-C", path, str(size_mib * 1024)], "ESP")
+def esp_image(path, size_mib, esp_files, run=subprocess.run, fat=32, label="GPUFLEETESP"):
+    """A FAT image (FAT32 unless ``fat`` says otherwise) holding ``esp_files`` ({path on the ESP:
+    source file})."""
+    _run(run, ["mkfs.vfat", "-F", str(fat), "-n", label, "-C", path, str(size_mib * 1024)], "ESP")
     made = set()
     for dest in sorted(esp_files):
         parts = dest.strip("/").split("/")
@@ -91,7 +92,7 @@ def assemble_disk(root_dir, out_path, size_mib, esp_files=None, work=None, run=s
         if os.path.exists(leftover):
             os.remove(leftover)
     try:
-        _esp_image(esp_img, ESP_MIB, esp_files or {}, run)
+        esp_image(esp_img, ESP_MIB, esp_files or {}, run)
         root_kib = parts["gpufleet-root"]["size_bytes"] // 1024
         _run(run, ["mkfs.ext4", "-q", "-F", "-L", "gpufleet-root", "-d", root_dir, root_img, "%dk" % root_kib],
              "root filesystem")

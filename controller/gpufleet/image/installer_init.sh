@@ -21,7 +21,15 @@ halt_here() {
 }
 arg() { for word in $(cat /proc/cmdline); do case "$word" in "$1="*) echo "${word#*=}";; esac; done; }
 
+# the firmware's Secure Boot variables as hex (4 attribute bytes, then the value), for the
+# console record; the join refuses a node whose booted image is not enforcing, not the installer
+efivar() {
+    f=/sys/firmware/efi/efivars/$1-8be4df61-93ca-11d2-aa0d-00e098032b8c
+    if [ -r "$f" ]; then od -An -tx1 "$f" | tr -d ' \n'; else echo missing; fi
+}
+
 say "starting ($(uname -r))"
+say "secure boot: SecureBoot=$(efivar SecureBoot) SetupMode=$(efivar SetupMode)"
 /lib/systemd/systemd-udevd --daemon && udevadm trigger --action=add && udevadm settle --timeout=60
 
 ip link set lo up

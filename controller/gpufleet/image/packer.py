@@ -103,9 +103,13 @@ class Packer(object):
         if rc != 0:
             tail = [p.text() if p else raw for p, raw in zip(parsed, lines)][-TAIL:]
             errors = packer_output.error_lines(parsed)
-            raise PackerError("packer build of %s (builder %s) failed with exit code %d: %s. Last output:\n%s"
+            gone = packer_output.missing_pins(parsed)
+            hint = (" The archive no longer has these pinned versions: %s; fix: pin versions it has "
+                    "(`apt-cache madison PACKAGE` lists them) in the version's pin file."
+                    % ", ".join("%s=%s" % pin for pin in gone)) if gone else ""
+            raise PackerError("packer build of %s (builder %s) failed with exit code %d: %s.%s Last output:\n%s"
                               % (os.path.basename(var_file), builder, rc, " ".join(errors)[-800:] or "no error line",
-                                 "\n".join(tail)), builder=builder, returncode=rc)
+                                 hint, "\n".join(tail)), builder=builder, returncode=rc)
         return parsed
 
 

@@ -11,7 +11,7 @@ __metaclass__ = type
 
 import re
 
-__all__ = ["MachineLine", "parse_line", "parse_version", "error_lines"]
+__all__ = ["MachineLine", "parse_line", "parse_version", "error_lines", "missing_pins"]
 
 
 class MachineLine(object):
@@ -53,3 +53,20 @@ def parse_version(text):
 def error_lines(lines):
     """Text of ``ui,error`` lines (Packer's own failure messages)."""
     return [item.text() for item in lines if item is not None and item.kind == "ui" and item.data[:1] == ["error"]]
+
+
+# apt-get's words when a pinned version has left the archive (Debian's security and point
+# releases replace versions; the archive keeps only the newest of each suite)
+_APT_VERSION_GONE = re.compile(r"E: Version '([^']+)' for '([^']+)' was not found")
+
+
+def missing_pins(lines):
+    """``[(package, version)]`` that apt-get said it cannot find, in order, once each."""
+    found = []
+    for item in lines:
+        if item is None:
+            continue
+        for version, package in _APT_VERSION_GONE.findall(item.text()):
+            if (package, version) not in found:
+                found.append((package, version))
+    return found

@@ -69,13 +69,7 @@ class FleetInputs:
     fleet_concurrency: int = 0   # fleet-wide bring-up limit (0: none)
 
     def pool(self, name):
-        for pool in self.pools:
-            if pool.name == name:
-                return pool
-        return None
+        return next((pool for pool in self.pools if pool.name == name), None)
 
     def pool_of(self, node):
-        for pool in self.pools:
-            if node in pool.members:
-                return pool
-        return None
+        return next((pool for pool in self.pools if node in pool.members), None)

@@ -2,6 +2,8 @@
 ledger's demand and decision rows (``metrics.LedgerCollector`` turns them into Prometheus
 families on every scrape). docs/fleet-view.md lists every metric.
 """
+from collections import Counter
+
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.lifecycle import states
 from gpufleet.capacity.tiers import classify
 from gpufleet.view.categories import LAYER_OF, ledger_category, slurm_category
@@ -60,22 +62,11 @@ def _node_rows(inputs):
             yield pool, node, state, since, category, _tier(pool, state, slurm, history, inputs.now)
 
 
-def _count(rows, key):
-    out = {}
-    for row in rows:
-        out[key(row)] = out.get(key(row), 0) + 1
-    return out
-
-
 def _gate(inputs):
-    counts = {}
-    for pool in inputs.pools:
-        for node in pool.members:
-            for phase in (inputs.gate_reports.get(node) or {}).get("phases") or []:
-                for check in phase.get("checks") or []:
-                    key = (pool.name, check.get("name") or "?", check.get("verdict") or "?")
-                    counts[key] = counts.get(key, 0) + 1
-    return counts
+    return Counter((pool.name, check.get("name") or "?", check.get("verdict") or "?")
+                   for pool in inputs.pools for node in pool.members
+                   for phase in (inputs.gate_reports.get(node) or {}).get("phases") or []
+                   for check in phase.get("checks") or [])
 
 
 def _demand(inputs, demand_rows, gpus):
@@ -99,13 +90,12 @@ def metric_values(inputs, demand_rows=(), decision_counts=None):
     {(pool, action, ok|failed|pending): n} as ``decisions.decision_counts`` returns it."""
     rows = list(_node_rows(inputs))
     state_of = lambda r: r[2] or "not_enrolled"  # noqa: E731
-    gpus = {}
+    gpus = Counter()
     for pool, _node, _state, _since, category, _tier_name in rows:
-        key = (pool.name, category, LAYER_OF[category])
-        gpus[key] = gpus.get(key, 0) + pool.gpus_per_node
+        gpus[(pool.name, category, LAYER_OF[category])] += pool.gpus_per_node
     demand, shortfall = _demand(inputs, demand_rows, gpus)
     return {
-        "gpufleet_nodes": sorted(_count(rows, lambda r: (r[0].name, r[5], state_of(r))).items()),
+        "gpufleet_nodes": sorted(Counter((r[0].name, r[5], state_of(r)) for r in rows).items()),
         "gpufleet_node_state_seconds": sorted(((r[0].name, r[1], state_of(r)), inputs.now - r[3])
                                               for r in rows if r[3] is not None),
         "gpufleet_node_state_since_timestamp_seconds": sorted(((r[0].name, r[1], state_of(r)), r[3])

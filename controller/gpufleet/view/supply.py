@@ -29,10 +29,6 @@ def pool_now(inputs, pool, transitions_by_node):
 
 def gate_failures(report):
     """[(check, measured, threshold, unit)] of the failing checks in one gate report."""
-    out = []
-    for phase in (report or {}).get("phases") or []:
-        for check in phase.get("checks") or []:
-            if check.get("verdict") == "fail":
-                out.append((check.get("name"), check.get("measured"), check.get("threshold"),
-                            check.get("unit") or ""))
-    return out
+    return [(check.get("name"), check.get("measured"), check.get("threshold"), check.get("unit") or "")
+            for phase in (report or {}).get("phases") or [] for check in phase.get("checks") or []
+            if check.get("verdict") == "fail"]

@@ -67,11 +67,8 @@ def node_intervals(transitions, samples, start, end):
 
 def _stretch_start(transitions, t0):
     """When the joined stretch that covers time ``t0`` began."""
-    began = t0
-    for item in transitions:
-        if item.at <= t0:
-            began = item.at if item.to_state == states.JOINED else began
-    return min(began, t0)
+    joins = [t.at for t in transitions if t.at <= t0 and t.to_state == states.JOINED]
+    return joins[-1] if joins else t0
 
 
 def state_at(transitions, when):

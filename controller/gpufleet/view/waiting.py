@@ -33,21 +33,14 @@ def node_progress(node, durations, now):
 
 def gate_lines(inputs, nodes):
     """'n5 failed the gate: nvbandwidth_d2d measured 92.54 GB/s (threshold {...})' per check."""
-    lines = []
-    for node in nodes:
-        if node["category"] not in ("failed", "break_fix"):
-            continue
-        for check, measured, threshold, unit in gate_failures(inputs.gate_reports.get(node["node"])):
-            lines.append("%s failed the gate: %s measured %s %s (threshold %s)" % (
-                node["node"], check, measured, unit, threshold))
-    return lines
+    return ["%s failed the gate: %s measured %s %s (threshold %s)" % (node["node"], check, measured, unit, threshold)
+            for node in nodes if node["category"] in ("failed", "break_fix")
+            for check, measured, threshold, unit in gate_failures(inputs.gate_reports.get(node["node"]))]
 
 
 def gang_of(inputs, job_id):
-    for gang in inputs.gangs:
-        if str(gang.get("job")) == str(job_id) or gang.get("gang_id") == str(job_id):
-            return gang
-    return None
+    return next((gang for gang in inputs.gangs
+                 if str(gang.get("job")) == str(job_id) or gang.get("gang_id") == str(job_id)), None)
 
 
 def _gang_lines(gang, by_name):
@@ -78,11 +71,8 @@ def _concurrency_lines(inputs, pool, nodes):
 
 
 def _current_states(inputs):
-    current = {}
-    for item in inputs.transitions:
-        if item.at <= inputs.now:
-            current[item.node] = item.to_state
-    return current.values()
+    # transitions are oldest first: a node's last one by now is its state
+    return {t.node: t.to_state for t in inputs.transitions if t.at <= inputs.now}.values()
 
 
 def on_their_way(inputs, job, pool, nodes, transitions_by_node):

@@ -19,10 +19,7 @@ _UNAVAILABLE = ("failed", "break_fix", "not_enrolled")
 
 
 def find_job(inputs, job_id):
-    for job in inputs.jobs:
-        if str(job.job_id) == str(job_id):
-            return job
-    return None
+    return next((job for job in inputs.jobs if str(job.job_id) == str(job_id)), None)
 
 
 def _slurm_line(job, extra):

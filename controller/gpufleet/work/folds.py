@@ -21,8 +21,13 @@ def within(decisions, now, lookback_s):
 
 
 def gang_actions(decisions):
-    """The decisions of a gang, as Actions for the planner's gang book (gangbook.fold)."""
-    return [codec.decode(d) for d in decisions if codec.extra_of(d).get("gang_id")]
+    """The decisions of a gang, as Actions for the planner's gang book (gangbook.fold).
+
+    An admit ends its gang only once it succeeded: while it runs (or after it failed) the gang
+    stays in progress, so its job is not given a second gang meanwhile. The controller's loop
+    and the fleet view read gangs through this one rule."""
+    return [codec.decode(d) for d in decisions if codec.extra_of(d).get("gang_id")
+            and (d["action"] != "admit" or d["outcome"] == "ok")]
 
 
 def per_node(decisions, opened, step):

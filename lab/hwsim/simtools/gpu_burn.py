@@ -1,9 +1,14 @@
 """Lab-only ``gpu_burn`` simulation (gpu-burn progress lines and the per-GPU OK/FAULTY summary).
 
 SIMULATION ONLY. Like many gpu-burn builds, it exits 0 even when a GPU is FAULTY: the gate
-must read the summary, never the exit code. It does not sleep for the requested seconds.
+must read the summary, never the exit code. It does not sleep for the requested seconds, but
+records them: ``nvidia-smi -q``'s clock-event counters grow by them (model.clock_counters).
+It ends once a clock sampler running beside it (loop-mode ``nvidia-smi``) has printed its
+samples, as a real burn outlasts them.
 """
+import os
 import sys
+import time
 
 
 def _progress(model, gpus, pct, errors):
@@ -11,6 +16,31 @@ def _progress(model, gpus, pct, errors):
     errs = " - ".join(str(errors[g]) for g in gpus)
     temps = " - ".join("%d C" % (55 + g % 4) for g in gpus)
     return "%.1f%%  proc'd: %s   errors: %s   temps: %s " % (pct, procd, errs, temps)
+
+
+def _samplers():
+    """PIDs of loop-mode nvidia-smi runs in this node (the gate's clock sampler beside the burn)."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % pid, "rb") as handle:
+                args = handle.read().split(b"\0")
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+        if any(a.endswith(b"nvidia-smi") for a in args) and (b"-lms" in args or b"-l" in args):
+            found.append(int(pid))
+    return found
+
+
+def _await_samplers(seconds, clock=time.monotonic, sleep=time.sleep):
+    """Return once no sampler runs, or after ``seconds``. A real burn outlasts the sampler's first
+    samples by minutes; this one would end in milliseconds, and on a loaded host it could end
+    before the sampler (started first) printed anything, leaving the gate no samples under load."""
+    deadline = clock() + seconds
+    while _samplers() and clock() < deadline:
+        sleep(0.05)
 
 
 def main(model, argv):
@@ -36,6 +66,7 @@ def main(model, argv):
         mem = int(model.gpus["memory_mib"])
         print("Initialized device %d with %d MB of memory (%d MB available, using %d MB of it), using FLOATS"
               % (g, mem, mem - 760, int((mem - 760) * 0.9)))
+    _await_samplers(seconds)
     print("Killing processes.. Freed memory for dev %s" % ", ".join(str(g) for g in gpus))
     print("done")
     print("")
@@ -43,4 +74,5 @@ def main(model, argv):
     for g in gpus:
         print("\tGPU %d: %s" % (g, "FAULTY" if errors[g] else "OK"))
     sys.stdout.flush()
+    model.record("burn_s", seconds)  # the clock-event counters grow by the time burnt
     return 0

@@ -3,8 +3,10 @@
 SIMULATION ONLY. Nothing in a production path imports this. Stdlib only: the shims run
 with nothing but python3 inside a Debian 12 lab node container.
 """
+import hashlib
 import json
 import os
+import tempfile
 
 DEFAULT_MODEL = "/etc/gpufleet-lab/hwmodel.json"
 DEFAULT_FLEET_DIR = "/etc/gpufleet-lab-fleet"
@@ -26,7 +28,20 @@ DEFAULTS = {
     "faults": [],
 }
 
-FAULT_TYPES = ("missing_gpu", "faulty_gpu", "xid", "degraded_nvlink", "slow_hca", "ecc")
+FAULT_TYPES = ("missing_gpu", "faulty_gpu", "xid", "degraded_nvlink", "slow_hca", "ecc", "thermal_slowdown",
+               "ecc_under_load")
+# What the node has lived through since its model was written (a driver load): seconds of
+# gpu-burn and all_reduce_perf runs. The cumulative clock-event counters and the ECC errors a
+# GPU gains under load are computed from it. A new model (other faults) starts it afresh.
+DEFAULT_STATE = "/tmp/gpufleet-hwsim-state.json"
+# Share of gpu-burn time a healthy H100 spends at its power cap (real H100 at full load: SW power
+# cap active, ~699 W of 700 W, SM clock 1380-1440 MHz of 1980), and a thermal_slowdown fault's
+# default share in HW and SW thermal slowdown.
+POWER_CAP_SHARE = 0.97
+THERMAL_SHARE = 0.4
+LOADED_SM_MHZ = 1410
+IDLE_SM_MHZ = 345
+MAX_SM_MHZ = 1980
 
 
 class ModelError(Exception):
@@ -55,7 +70,8 @@ def load_model(path=None):
     for fault in model["faults"]:
         if fault.get("type") not in FAULT_TYPES:
             raise ModelError("hwsim: unknown fault %r in %s; known: %s" % (fault, path, ", ".join(FAULT_TYPES)))
-    return Model(model)
+    key = hashlib.sha256((os.path.abspath(path) + json.dumps(raw, sort_keys=True)).encode("utf-8")).hexdigest()
+    return Model(model, key)
 
 
 def load_peer(name):
@@ -71,9 +87,58 @@ def load_peer(name):
 class Model(object):
     """Read access to a node model with the faults applied."""
 
-    def __init__(self, data):
+    def __init__(self, data, key=""):
         self.data = data
         self.gpus = data["gpus"]
+        self.key = key
+
+    # -- load history (state file) --
+
+    def _state_path(self):
+        return os.environ.get("GPUFLEET_HWSIM_STATE") or DEFAULT_STATE
+
+    def state(self):
+        """The load this model's node has run: {"burn_s": seconds, "nccl_runs": n}."""
+        try:
+            with open(self._state_path()) as handle:
+                state = json.load(handle)
+        except (OSError, ValueError):
+            state = {}
+        if state.get("key") != self.key:
+            return {"key": self.key, "burn_s": 0.0, "nccl_runs": 0}
+        return state
+
+    def record(self, field, amount):
+        """Add ``amount`` to a state field; a read-only /tmp leaves the node looking unloaded."""
+        state = self.state()
+        state[field] = state.get(field, 0) + amount
+        path = self._state_path()
+        try:
+            handle, tmp = tempfile.mkstemp(dir=os.path.dirname(path) or ".", prefix=".hwsim-state.")
+            with os.fdopen(handle, "w") as out:
+                json.dump(state, out)
+            os.replace(tmp, path)
+        except OSError:
+            pass
+
+    def thermal_share(self, index):
+        """Share of load time GPU ``index`` spends in thermal slowdown (0 = healthy)."""
+        return max([float(f.get("share", THERMAL_SHARE)) for f in self.faults("thermal_slowdown")
+                    if f.get("gpu") == index] or [0.0])
+
+    def clock_counters(self, index):
+        """Cumulative microseconds per clock-event reason, as ``nvidia-smi -q`` counts them."""
+        burn_us = float(self.state().get("burn_s", 0)) * 1e6
+        thermal = self.thermal_share(index)
+        return {"sw_power_cap": int(burn_us * POWER_CAP_SHARE * (1 - thermal)), "sync_boost": 0,
+                "sw_thermal_slowdown": int(burn_us * thermal), "hw_thermal_slowdown": int(burn_us * thermal / 2),
+                "hw_power_brake_slowdown": 0}
+
+    def loaded_reasons(self, index):
+        """The clock-event reason mask and SM clock of GPU ``index`` under full load."""
+        if self.thermal_share(index):
+            return 0x8 | 0x20 | 0x40, 1095  # HW slowdown + SW and HW thermal slowdown
+        return 0x4, LOADED_SM_MHZ  # SW power cap
 
     def faults(self, kind):
         return [f for f in self.data["faults"] if f.get("type") == kind]
@@ -108,8 +173,10 @@ class Model(object):
         return any(f.get("gpu") == index for f in self.faults("faulty_gpu"))
 
     def ecc(self, index):
+        """Volatile ECC counts; an ecc_under_load fault adds its errors once all_reduce_perf has run."""
         counts = {"corrected": 0, "uncorrected": 0}
-        for fault in self.faults("ecc"):
+        loaded = self.faults("ecc_under_load") if self.state().get("nccl_runs", 0) else []
+        for fault in self.faults("ecc") + loaded:
             if fault.get("gpu") == index:
                 counts["corrected"] += int(fault.get("corrected", 0))
                 counts["uncorrected"] += int(fault.get("uncorrected", 0))

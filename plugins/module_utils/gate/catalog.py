@@ -43,7 +43,7 @@ class CheckSpec:
 
     ``upper``: the largest plausible limit in ``unit`` (a floor above it can never be met).
     ``params``: (profile key, value kind) pairs, kinds ``("int", low, high)``, ``("size",)``,
-    ``("names",)``, ``("str",)``.
+    ``("names",)``, ``("str",)``, ``("bool",)``.
     """
 
     name: str
@@ -83,6 +83,11 @@ CHECKS = (
               params=(("level", ("int", 1, 4)), ("required", ("names",)), ("allow_warnings", ("names",)),
                       ("allow_skips", ("names",)))),
     CheckSpec("gpu_burn", "gpu", "min", "gpus", "gpu_burn", upper=72, params=(("duration_s", ("int", 10, 86400)),)),
+    # Slowdown time (HW slowdown, HW/SW thermal, HW power brake) per GPU during gpu-burn; gpu_load.py.
+    CheckSpec("clock_events", "gpu", "max", "us", "gpu_burn", upper=86400e6,
+              params=(("min_sm_clock_mhz", ("int", 1, 5000)),)),
+    CheckSpec("nvswitch_fabric", "nvlink", "min", "gpus", "nvswitch_fabric", upper=72,
+              params=(("fabric_manager", ("bool",)),)),
     CheckSpec("nvlink_links", "nvlink", "min", "links", "nvidia_smi_nvlink", upper=36),
     CheckSpec("nvbandwidth_d2d", "nvlink", "min", "GB/s", "nvbandwidth_d2d", True, 2000),
     CheckSpec("nvbandwidth_h2d", "nvlink", "min", "GB/s", "nvbandwidth_h2d", True, 256),
@@ -98,6 +103,11 @@ CHECKS = (
     CheckSpec("fio_rand_read", "storage", "min", "IOPS", "fio_rand_read", True, 5e7, _FIO),
     CheckSpec("reference_job", "reference", "min", None, "reference_job", params=_JOB),
     CheckSpec("soak", "soak", "min", None, "soak", params=_JOB),
+    # Uncorrectable ECC errors gained per GPU from before the GPU phase to after the soak; the
+    # parameters bound the other counters over the same window (gpu_load.py).
+    CheckSpec("soak_errors", "soak", "max", "count", "soak_errors", upper=1e6,
+              params=(("max_correctable", ("int", 0, 1000000)), ("max_remap_pending", ("int", 0, 72)),
+                      ("max_remap_failures", ("int", 0, 72)), ("max_new_xids", ("int", 0, 10000)))),
 )
 _BY_NAME = dict((spec.name, spec) for spec in CHECKS)
 LOCAL_CHECKS = tuple(spec.name for spec in CHECKS if not spec.in_profile)

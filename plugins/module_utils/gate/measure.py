@@ -13,8 +13,8 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import dataclasses
-import re
 
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate import gpu_load
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.errors import GateError, ParseError
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.judging import judge
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.dcgmi import parse_dcgmi
@@ -24,9 +24,7 @@ from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.ip
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.kernel_log import parse_kernel_log
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.nccl import parse_nccl
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.nvbandwidth import parse_nvbandwidth
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.nvidia_smi import (
-    parse_nvidia_smi_csv, parse_nvidia_smi_q)
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.nvidia_smi_xml import parse_nvidia_smi_xml
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.nvidia_smi_xml import parse_nvidia_smi_any
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.nvlink import parse_nvlink_status
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.perftest import parse_perftest
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.results import FAIL, CheckResult, failed_closed
@@ -76,20 +74,6 @@ def _nvsmi_check(check, gpus, ctx, details):
     if not result.passed and flagged:
         result = dataclasses.replace(result, reason="%s (%s)" % (result.reason, ", ".join(flagged)))
     return result
-
-
-def parse_nvidia_smi_any(text):
-    """nvidia-smi output in whichever form was saved: ``-q -x`` XML, ``-q`` text or ``--query-gpu`` CSV.
-
-    The gate runs the CSV query; offline re-judging (``gpufleet gate evaluate``) also reads
-    the XML and text reports sites capture for their records.
-    """
-    head = text.lstrip()[:4096] if isinstance(text, str) else ""
-    if head.startswith("<?xml") or "<nvidia_smi_log" in head:
-        return parse_nvidia_smi_xml(text)
-    if "NVSMI LOG" in head or re.search(r"(?m)^\s*Attached GPUs\s*:", head):
-        return parse_nvidia_smi_q(text)
-    return parse_nvidia_smi_csv(text)
 
 
 def nvidia_smi_query(texts, ctx):
@@ -146,7 +130,30 @@ def dcgm_diag(texts, ctx):
 
 
 def gpu_burn(texts, ctx):
-    """Number of GPUs gpu-burn reported OK (never its exit code); FAULTY ones in the details."""
+    """Number of GPUs gpu-burn reported OK (never its exit code); FAULTY ones in the details.
+
+    The same run feeds ``clock_events`` (gpu_load.py) when the profile has it; each check
+    fails closed on its own, so unreadable clock samples never hide the burn's verdict.
+    """
+    out = {}
+    if ctx.threshold("clock_events") is not None:
+        out.update(_own_failure("clock_events", ctx, lambda: gpu_load.clock_events(texts, ctx)))
+    if ctx.threshold("gpu_burn") is not None:
+        out.update(_own_failure("gpu_burn", ctx, lambda: _burn_verdict(texts, ctx)))
+    return out
+
+
+def _own_failure(check, ctx, extract):
+    """``extract()``, or the check failed closed with the parse error as its reason."""
+    try:
+        return extract()
+    except GateError as exc:
+        threshold = ctx.threshold(check)
+        return {check: failed_closed(check, threshold.phase, "%s: %s" % (check, exc.msg), threshold=threshold.limit,
+                                     unit=threshold.unit)}
+
+
+def _burn_verdict(texts, ctx):
     burn = parse_gpu_burn(_single(texts))
     details = (("tested", burn.tested), ("faulty_gpus", burn.faulty()), ("errors", burn.errors))
     result = judge("gpu_burn", burn.ok_count(), ctx.profile, details)

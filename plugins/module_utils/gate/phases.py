@@ -19,6 +19,7 @@ from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.catalog im
     GATE_PHASES, LOCAL_CHECKS, PHASES, check_spec,
 )
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.errors import GateError
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.gpu_load import take_baseline
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.runner import EMPTY, MISSING, START_FAILED
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.results import (
     FAIL, PASS, SKIP, CheckResult, failed_closed)
@@ -38,6 +39,7 @@ class GateContext:
         self.options = dict(options or {})
         self.raw_sink = raw_sink or (lambda key, out, err: None)
         self.clock = clock or time.monotonic
+        self.baseline = None  # gpu_load.take_baseline: counters from before the GPU phase
 
     def for_health(self):
         """This run with the profile's health section as its profile (DCGM at level 1)."""
@@ -223,13 +225,25 @@ def run_gate(ctx, phases=None, run_all=False):
     outcome = {"phases": [], "verdict": PASS, "failed_phase": None, "failed_check": None, "reason": ""}
     stop = None
     waived = tuple(ctx.opt("skip_checks", ()))
-    for phase, probes in plan(ctx.profile, phases, waived, local_checks(ctx.options)):
+    planned = plan(ctx.profile, phases, waived, local_checks(ctx.options))
+    for phase, probes in planned:
+        _baseline(ctx, phase, planned, stop)
         entry, stop = _run_phase(ctx.for_health() if phase == "health" else ctx, phase, probes, outcome, stop,
                                  run_all)
         outcome["phases"].append(entry)
     _no_checks(outcome, ctx)
     outcome["duration"] = ctx.clock() - started
     return outcome
+
+
+def _baseline(ctx, phase, planned, stop):
+    """Read the counters soak_errors compares once, before the first phase that loads the GPUs.
+
+    Replays (no runner) read the saved copies instead: raw/soak_errors.before_*.txt."""
+    if ctx.baseline is not None or stop or phase in ("attestation", "health") or ctx.runner is None:
+        return
+    if any(probe.name == "soak_errors" for _phase, probes in planned for probe, _checks in probes):
+        ctx.baseline = take_baseline(ctx)
 
 
 def _uncovered(profile, phase, waived):

@@ -19,7 +19,7 @@ import os
 import socket
 from typing import Callable, Optional
 
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate import measure
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate import gpu_load, measure
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.attestation import (
     IMAGE_RELEASE_PATH, extract_firmware, extract_image_release)
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.catalog import CHECKS, check_spec
@@ -193,7 +193,8 @@ def _repeat(probe, ctx):
     return [run_repeated(probe.name, ctx)]
 
 
-_COLLECT = {"file": _read_file, "fio": _fio_run, "tpm": collect_quote, "input": _input, "per_hca": _per_hca, "iperf3": _iperf3_run,
+_COLLECT = {"burn": gpu_load.collect_burn, "window": gpu_load.collect_window, "fabric": gpu_load.collect_fabric,
+            "file": _read_file, "fio": _fio_run, "tpm": collect_quote, "input": _input, "per_hca": _per_hca, "iperf3": _iperf3_run,
             "launcher": _launcher, "repeat": _repeat,
             "run": lambda probe, ctx: [ctx.runner.run(probe.name, probe.tool, probe.args(ctx),
                                                       ctx.timeout(probe.name))]}
@@ -258,7 +259,10 @@ PROBES = (
     Probe("nvidia_smi_query", "run", "nvidia-smi", nvidia_smi_args, measure.nvidia_smi_query),
     Probe("dmesg", "run", "dmesg", fixed(), measure.kernel_log),
     Probe("dcgm_diag", "run", "dcgmi", dcgm_args, measure.dcgm_diag, rc_is_verdict=False),
-    Probe("gpu_burn", "run", "gpu_burn", gpu_burn_args, measure.gpu_burn, rc_is_verdict=False),
+    # gpu-burn, with the clock-event counters read before and after it and sampled while it runs.
+    Probe("gpu_burn", "burn", "gpu_burn", gpu_burn_args, measure.gpu_burn, rc_is_verdict=False),
+    # systemctl is-active exits 3 for an inactive unit: the extractor judges the word it prints.
+    Probe("nvswitch_fabric", "fabric", "nvidia-smi", fixed("-q"), gpu_load.nvswitch_fabric, rc_is_verdict=False),
     Probe("nvidia_smi_nvlink", "run", "nvidia-smi", fixed("nvlink", "--status"), measure.nvlink_status,
           empty_is_output=True),
     Probe("nvbandwidth_d2d", "run", "nvbandwidth", nvbandwidth_args("nvbandwidth_d2d"),
@@ -280,6 +284,8 @@ PROBES = (
     # Repeated runs record each iteration's status in their raw output.
     Probe("reference_job", "repeat", None, None, measure.repeated("reference_job"), rc_is_verdict=False),
     Probe("soak", "repeat", None, None, measure.repeated("soak"), rc_is_verdict=False),
+    # The counters and kernel log of before the GPU phase (phases.run_gate) against those after the soak.
+    Probe("soak_errors", "window", "nvidia-smi", fixed(*gpu_load.COUNTER_ARGS), gpu_load.soak_errors),
 )
 
 

@@ -314,6 +314,10 @@ def _param(profile, where, kind, value):
             if not isinstance(value, int) or isinstance(value, bool) or not kind[1] <= value <= kind[2]:
                 raise ValueError("a whole number from %d to %d" % (kind[1], kind[2]))
             return value
+        if kind[0] == "bool":
+            if not isinstance(value, bool):
+                raise ValueError("true or false")
+            return value
         if kind[0] == "names":
             if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
                 raise ValueError("a list of names")

@@ -6,6 +6,12 @@ The runner never judges: it returns a ``ToolRun``. ``error`` is set when nothing
 came back (tool missing, timeout, could not start, empty output); the phase turns that
 into a failed check with the reason, never a pass. The process spawner, clock and sleep
 are injectable so unit tests never start a process.
+
+``run_sampled`` runs a sampler (``nvidia-smi ... -lms``) beside a load test and returns what it
+printed until the load test ended, so clocks are read while the GPUs are under load.
+
+A loopback pair (``run_pair``) starts its client once the server listens on a TCP socket (read
+from ``/proc``), or has exited, instead of after a fixed pause; the pause stays the upper bound.
 """
 from __future__ import absolute_import, division, print_function
 
@@ -17,7 +23,7 @@ import signal
 import subprocess
 import time
 
-__all__ = ["ToolRun", "Runner", "MISSING", "TIMEOUT", "EMPTY", "START_FAILED"]
+__all__ = ["ToolRun", "Runner", "MISSING", "TIMEOUT", "EMPTY", "START_FAILED", "tcp_listening"]
 
 MISSING = "missing"
 TIMEOUT = "timeout"
@@ -37,11 +43,46 @@ def _popen(argv, env):
                             env=env, universal_newlines=True, errors="replace", start_new_session=True)
 
 
+_TCP_TABLES = ("/proc/net/tcp", "/proc/net/tcp6")
+_TCP_LISTEN = "0A"  # st column of /proc/net/tcp (include/net/tcp_states.h: TCP_LISTEN = 10)
+_READY_POLL = 0.05
+
+
+def _read_text(path):
+    with open(path) as handle:
+        return handle.read()
+
+
+def tcp_listening(pid, listdir=os.listdir, readlink=os.readlink, read=_read_text):
+    """True when process ``pid`` holds a TCP socket in LISTEN state (Linux ``/proc``).
+
+    False when that cannot be told (no ``/proc``, the process is gone, no pid): the caller then
+    waits its full pause, as before this check existed. Read from ``/proc`` rather than with
+    psutil: the gate runs on the node, where a module may use the standard library only.
+    """
+    try:
+        fd_dir = "/proc/%d/fd" % pid
+        links = [readlink(os.path.join(fd_dir, fd)) for fd in listdir(fd_dir)]
+    except (OSError, TypeError):
+        return False
+    inodes = set(link[8:-1] for link in links if link.startswith("socket:["))
+    for table in _TCP_TABLES if inodes else ():
+        try:
+            rows = read(table).splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            fields = row.split()
+            if len(fields) > 9 and fields[3] == _TCP_LISTEN and fields[9] in inodes:
+                return True
+    return False
+
+
 class Runner:
     """Runs tools found in ``tool_paths`` (tool -> absolute path), ``path_dirs`` or PATH."""
 
     def __init__(self, tool_paths=None, path_dirs=(), env=None, spawn=None, clock=None, sleep=None,
-                 exists=None):
+                 exists=None, listening=None):
         self.tool_paths = dict(tool_paths or {})
         base_env = dict(os.environ if env is None else env)
         dirs = list(path_dirs) + [d for d in base_env.get("PATH", os.defpath).split(os.pathsep) if d]
@@ -54,6 +95,7 @@ class Runner:
         self._clock = clock or time.monotonic
         self._sleep = sleep or time.sleep
         self._exists = exists or (lambda p: os.path.isfile(p) and os.access(p, os.X_OK))
+        self._listening = listening or tcp_listening
 
     def locate(self, tool):
         """Absolute path of ``tool`` or None."""
@@ -97,7 +139,9 @@ class Runner:
         """Start ``tool server_args`` in the background, run the client, then stop the server.
 
         Used for loopback bandwidth tests (perftest per HCA, iperf3 without peers). The
-        client's output is the measurement; the server's output goes to ``stderr``.
+        client's output is the measurement; the server's output goes to ``stderr``. The client
+        starts as soon as the server listens (or has exited: the client then fails, as it would
+        have), at most ``settle`` s after the server started.
         """
         path = self.locate(tool)
         if path is None:
@@ -107,13 +151,45 @@ class Runner:
         except OSError as exc:
             return ToolRun(probe, [path] + list(server_args), None, "", "", 0.0, START_FAILED,
                            "%s: %s server could not be started: %s" % (probe, path, exc))
-        self._sleep(settle)
+        self._await_listening(server, settle)
         try:
             result = self.run(probe, tool, client_args, timeout)
         finally:
             if server.poll() is None:
                 self._kill(server)
         return result
+
+    def run_sampled(self, probe, tool, args, timeout, sampler, sampler_args, sampler_probe):
+        """Run ``tool args`` while ``sampler sampler_args`` prints samples; return (tool run, sampler run).
+
+        The sampler is stopped when the tool ends; its output up to then is the sampler run's
+        stdout. A sampler that cannot start or prints nothing is a sampler run with an error.
+        """
+        path = self.locate(sampler)
+        if path is None:
+            return self.run(probe, tool, args, timeout), self._missing(sampler_probe, sampler, sampler_args)
+        argv = [path] + [str(a) for a in sampler_args]
+        started = self._clock()
+        try:
+            proc = self._spawn(argv, self.env)
+        except OSError as exc:
+            return self.run(probe, tool, args, timeout), ToolRun(
+                sampler_probe, argv, None, "", "", 0.0, START_FAILED,
+                "%s: %s could not be started: %s" % (sampler_probe, path, exc))
+        try:
+            result = self.run(probe, tool, args, timeout)
+        finally:
+            out, err = self._kill(proc) if proc.poll() is None else proc.communicate()
+        return result, self._finish(sampler_probe, sampler, argv, proc.returncode, out, err, self._clock() - started)
+
+    def _await_listening(self, server, settle):
+        """Return once ``server`` listens on a TCP socket, has exited, or ``settle`` s passed."""
+        deadline = self._clock() + settle
+        while server.poll() is None and not self._listening(server.pid):
+            left = deadline - self._clock()
+            if left <= 0:
+                return
+            self._sleep(min(_READY_POLL, left))
 
     def _finish(self, probe, tool, argv, rc, out, err, duration):
         if not (out or "").strip():

@@ -21,7 +21,7 @@ UNITS = {
     "MiB/s": ("bandwidth", 1048576.0), "Gb/s": ("bandwidth", 1.25e8), "Mb/s": ("bandwidth", 1.25e5),
     "IOPS": ("rate", 1.0), "count": ("count", 1.0), "gpus": ("count", 1.0), "links": ("count", 1.0),
     "pages": ("count", 1.0), "name": ("name", 1.0), "version": ("version", 1.0),
-    "xid": ("xid", 1.0), "tests": ("tests", 1.0),
+    "xid": ("xid", 1.0), "tests": ("tests", 1.0), "us": ("time", 1e-6),
 }
 _SIZE_RE = re.compile(r"^(\d+)\s*([KMGT]?)i?B?$", re.IGNORECASE)
 

@@ -4,7 +4,8 @@
 
 ``enrolled -> inspected -> imaging -> configuring -> validating -> ready -> joined``;
 imaging, configuring and validating can fail; joined nodes drain and recycle; failed
-nodes recycle (retry) or go to break-fix (a human); any state may be decommissioned.
+nodes recycle (retry) or go to break-fix (a human); a validating node whose fabric phase
+could not run for want of a peer recycles too (no failure); any state may be decommissioned.
 The capacity controller's warmth tiers: ``hot`` (validated, registered with the scheduler
 and held: admitted in seconds), ``parked`` (validated, then powered off: the warm tier)
 and ``waking`` (a parked node being powered on, re-gated when its gate result is stale).
@@ -56,7 +57,11 @@ TRANSITIONS = {
     INSPECTED: (IMAGING,),
     IMAGING: (CONFIGURING, FAILED),
     CONFIGURING: (VALIDATING, FAILED),
-    VALIDATING: (READY, FAILED),
+    # validating -> recycling: the gate's fabric phase could not run because the nodes that
+    # would have completed the node's fabric test set left the run first (failed an earlier
+    # phase); not the node's failure, and not admitted without fabric proof: validated again
+    # from recycling, with a peer (playbooks/tasks/fabric.yml)
+    VALIDATING: (READY, FAILED, RECYCLING),
     READY: (HOT, PARKED, JOINED, RECYCLING),
     # hot -> waking: a held node whose gate result expired is re-gated by the wake playbook
     # (the planner sees it warm; playbooks/wake.yml powers on, which it is, and re-gates)

@@ -20,12 +20,19 @@ from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.firmwar
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.logs import (
     DEFAULT_LIMIT, log_entries,
 )
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.secure_boot import (
+    secure_boot_facts,
+)
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.trusted_components import (
+    tpm_certificates,
+)
 
 __all__ = ["SUBSETS", "CHOICES", "gather", "system_facts", "nic_facts", "processor_facts", "manager_facts"]
 
 SUBSETS = ("system", "nics", "processors", "managers", "firmware")
-# Read only when asked: a log can hold thousands of entries (one or more GETs per page).
-CHOICES = SUBSETS + ("logs",)
+# Read only when asked: a log can hold thousands of entries (one or more GETs per page), and
+# a BMC that lists trusted components but no TPM certificate fails the node (fail-closed).
+CHOICES = SUBSETS + ("logs", "tpm", "secure_boot")
 
 
 def _health(fields):
@@ -110,5 +117,9 @@ def gather(client, system_id=None, subset=SUBSETS, log_limit=DEFAULT_LIMIT):
         facts["firmware"] = firmware_inventory(client, path)
     if "logs" in subset:
         facts["logs"] = log_entries(client, path, log_limit)
+    if "tpm" in subset:
+        facts["tpm"] = tpm_certificates(client, path)
+    if "secure_boot" in subset:
+        facts["secure_boot"] = secure_boot_facts(client, path)
     facts["unsupported"] = sorted(k for k, v in facts.items() if v is None)
     return facts

@@ -32,15 +32,20 @@ class ProvisionStepError(RedfishError):
 
 def provision(client, system_id, boot_target, image_url=None, media_type=None,
               write_protected=True, boot_enabled="once", boot_mode=None, power="on",
-              wait=False, timeout=300, poll=2.0, check_mode=False):
-    """Return ``{changed, media, boot, power, warnings}``; raise ProvisionStepError."""
+              wait=False, timeout=300, poll=2.0, check_mode=False, media_reinsert=False):
+    """Return ``{changed, media, boot, power, warnings}``; raise ProvisionStepError.
+
+    ``media_reinsert``: the media step ejects whatever is inserted (``image_url`` too) before
+    inserting (``virtual_media.insert_media``'s ``reinsert``).
+    """
     result = dict(changed=False, media=None, boot=None, power=None, warnings=[])
     if image_url is not None:  # "" too: refused, not taken for "no media step"
         check_image_url(image_url)
     steps = []
     if image_url is not None:
         steps.append(("media", lambda: insert_media(
-            client, system_id, image_url, media_type, write_protected, check_mode)))
+            client, system_id, image_url, media_type, write_protected, check_mode,
+            reinsert=media_reinsert)))
     steps.append(("boot", lambda: set_boot(client, system_id, boot_target, boot_enabled,
                                            boot_mode, check_mode)))
     if POWER_ACTIONS[power]:

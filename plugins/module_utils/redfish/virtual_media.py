@@ -139,12 +139,18 @@ def _pick(client, system_path, devs, media_type):
 
 
 def insert_media(client, system_id, image_url, media_type=None, write_protected=True,
-                 check_mode=False):
-    """Insert ``image_url``; return ``{changed, device, before, image, inserted, warnings}``."""
+                 check_mode=False, reinsert=False):
+    """Insert ``image_url``; return ``{changed, device, before, image, inserted, warnings}``.
+
+    ``reinsert``: first eject every image inserted on the system, ``image_url`` too, so the
+    BMC sees a fresh insertion (always a change; the result lists the devices in ``ejected``).
+    """
     check_image_url(image_url)
     system_path = discovery.find_system(client, system_id)
     media_type = media_type_for(image_url, media_type)
     devs = devices(client, system_path)
+    if reinsert:
+        return _reinsert(client, system_path, devs, image_url, media_type, write_protected, check_mode)
     for path, dev in devs:
         if _is_inserted(dev) and dev.get("Image") == image_url:
             return dict(changed=False, device=path, before=image_url, image=image_url,
@@ -157,6 +163,29 @@ def insert_media(client, system_id, image_url, media_type=None, write_protected=
     warnings = []
     if before:
         _eject(client, path, dev, warnings)
+    return _insert_checked(client, system_path, path, dev, image_url, write_protected, before, warnings)
+
+
+def _reinsert(client, system_path, devs, image_url, media_type, write_protected, check_mode):
+    """Eject every inserted image, then insert ``image_url`` into the device a free pick takes."""
+    held = [(p, d) for p, d in devs if _is_inserted(d)]
+    path, dev = _pick(client, system_path, [(p, dict(d, Inserted=False)) for p, d in devs], media_type)
+    current = dict(devs)[path]
+    before = current.get("Image") if _is_inserted(current) else None
+    ejected = [p for p, dummy in held]
+    if check_mode:
+        return dict(changed=True, device=path, before=before, image=image_url, inserted=True,
+                    ejected=ejected, warnings=[])
+    warnings = []
+    for held_path, held_dev in held:
+        _eject(client, held_path, held_dev, warnings)
+    result = _insert_checked(client, system_path, path, dev, image_url, write_protected, before, warnings)
+    result["ejected"] = ejected
+    return result
+
+
+def _insert_checked(client, system_path, path, dev, image_url, write_protected, before, warnings):
+    """Send the insert, read the device back; the result (a lost answer settled by the read)."""
     lost = _insert(client, system_path, path, dev, image_url, write_protected)
     after = checked_device(client, path, client.get(path, cached=False))
     if lost:

@@ -106,14 +106,27 @@ def kill_slurmd(node):
     return docker("exec", "gpufleet-lab-" + node, "pkill", "-KILL", "-x", "slurmd")
 
 
+def _slurm(*command, answer_within=90):
+    """stdout of a Slurm client command on the controller container, once slurmctld answers
+    (a case may just have restarted it). A controller that does not answer, or a command that
+    fails, fails the test: an empty answer is never read as "no reservations" or "no nodes"."""
+    deadline = time.time() + answer_within
+    while docker("exec", SLURMCTLD, "scontrol", "ping").returncode != 0:
+        assert time.time() < deadline, "slurmctld did not answer within %d s" % answer_within
+        time.sleep(1)
+    proc = docker("exec", SLURMCTLD, *command)
+    assert proc.returncode == 0, (command, proc.stdout, proc.stderr)
+    return proc.stdout
+
+
 def reservations():
-    out = docker("exec", SLURMCTLD, "scontrol", "show", "reservation", "-o").stdout
+    out = _slurm("scontrol", "show", "reservation", "-o")
     return [line.split()[0].split("=", 1)[1] for line in out.splitlines() if line.startswith("ReservationName=")]
 
 
 def slurm_states():
     """{node: Slurm's compact state} (``sinfo -N %t``: idle, resv, comp, drain, down*, ...)."""
-    out = docker("exec", SLURMCTLD, "sinfo", "-N", "-h", "-o", "%N %t").stdout
+    out = _slurm("sinfo", "-N", "-h", "-o", "%N %t")
     return dict(line.split()[:2] for line in out.splitlines() if len(line.split()) >= 2)
 
 

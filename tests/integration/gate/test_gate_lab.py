@@ -56,6 +56,12 @@ SCENARIOS = [
      "faults": [{"type": "degraded_nvlink", "gpu": 2, "factor": 0.25}]},
     {"name": "missing_tool", "tool_paths": {"dcgmi": "/usr/bin/dcgmi"},
      "expect": ("gpu", "dcgm_diag", "tool dcgmi was not found")},
+    # driver 580 prints the cumulative clock-event counters; the other scenarios' 550 is timed from samples
+    {"name": "thermal_slowdown", "faults": [{"type": "thermal_slowdown", "gpu": 3}],
+     "model": {"gpus": {"driver_version": "580.159.04"}},
+     "expect": ("gpu", "clock_events", "during gpu-burn GPU3: HW slowdown")},
+    {"name": "ecc_under_load", "faults": [{"type": "ecc_under_load", "gpu": 2, "uncorrected": 1}],
+     "expect": ("soak", "soak_errors", "offending: GPU2 (uncorrectable ECC errors gained")},
 ]
 
 
@@ -156,6 +162,12 @@ def test_healthy_node_passes_every_phase(results):
     checks = dict((c["name"], c) for p in report["phases"] for c in p["checks"])
     assert checks["fio_rand_read"]["measured"] > 1000 and checks["iperf3_tcp"]["measured"] > 0.05
     assert checks["nccl_multi_node"]["measured"] > 300
+    # power-capped under load (the model's healthy GPUs, as a real H100 at 700 W): reported, passed
+    assert checks["clock_events"]["verdict"] == "pass"
+    assert "SW power cap (reported, not judged): GPU0: SW power cap" in checks["clock_events"]["reason"]
+    assert checks["clock_events"]["details"]["mean_sm_clock_mhz"]["GPU0"] == 1410
+    assert checks["soak_errors"]["verdict"] == checks["nvswitch_fabric"]["verdict"] == "pass"
+    assert "raw/soak_errors.before_smi.txt" in checks["soak_errors"]["raw"]
     assert set(checks["ib_write_bw"]["raw"]) == {"raw/ib_write_bw.mlx5_0.txt", "raw/ib_write_bw.mlx5_1.txt"}
 
 
@@ -166,7 +178,9 @@ def test_each_fault_fails_at_its_phase_with_its_reason(results, scenario):
     assert run["verdict"] == "fail" and run["failed"] is False  # fail_on_verdict: false
     assert (run["failed_phase"], run["failed_check"]) == (phase, check), run["summary"]
     assert fragment in run["reason"]
-    later = [p for p in run["report"]["phases"] if p["name"] in ("storage", "reference", "soak")]
+    names = [p["name"] for p in run["report"]["phases"]]
+    later = [p for p in run["report"]["phases"][names.index(phase) + 1:] if p["name"] in ("storage", "reference",
+                                                                                        "soak")]
     assert all(c["verdict"] == "skip" for p in later for c in p["checks"])
 
 

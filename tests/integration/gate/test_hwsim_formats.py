@@ -15,7 +15,8 @@ from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.gp
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.kernel_log import parse_kernel_log
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.nccl import parse_nccl
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.nvbandwidth import parse_nvbandwidth
-from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.nvidia_smi import parse_nvidia_smi_csv
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.nvidia_smi import (
+    parse_nvidia_smi_csv, parse_nvidia_smi_q)
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.nvlink import parse_nvlink_status
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers.perftest import parse_perftest
 from tests.helpers import ROOT
@@ -35,7 +36,8 @@ def model(tmp_path, node="lab-node-01", faults=()):
 
 
 def shim(model_path, tool, *args, fleet=None, rc=0):
-    env = {"PATH": os.path.join(HWSIM, "bin") + os.pathsep + "/usr/bin:/bin", "GPUFLEET_HWSIM_MODEL": model_path}
+    env = {"PATH": os.path.join(HWSIM, "bin") + os.pathsep + "/usr/bin:/bin", "GPUFLEET_HWSIM_MODEL": model_path,
+           "GPUFLEET_HWSIM_STATE": model_path + ".state"}
     if fleet:
         env["GPUFLEET_HWSIM_FLEET_DIR"] = fleet
     proc = subprocess.run([os.path.join(HWSIM, "bin", tool)] + list(args), capture_output=True, text=True, env=env,
@@ -86,6 +88,39 @@ def test_faults_show_up_where_real_hardware_shows_them(tmp_path):
     assert "invalid device ordinal" in shim(path, "all_reduce_perf", "-g", "8", rc=2)
 
 
+def test_clock_events_and_errors_under_load(tmp_path):
+    """Power-capped when healthy; thermal_slowdown accrues during gpu-burn; ecc_under_load after NCCL."""
+    path = model(tmp_path, faults=[{"type": "thermal_slowdown", "gpu": 3},
+                                   {"type": "ecc_under_load", "gpu": 2, "uncorrected": 1}])
+    counters = "-q", "-d", "PERFORMANCE,ECC,ROW_REMAPPER,CLOCK"
+    idle = parse_nvidia_smi_q(shim(path, "nvidia-smi", *counters))
+    assert idle.count() == 8 and dict(idle.gpus[0].clock_reasons)["gpu_idle"] and idle.gpus[0].sm_clock_mhz == 345
+    assert idle.gpus[0].clock_counters is None  # driver 550: no counters section (real 550.127 report has none)
+    samples = parse_nvidia_smi_csv(shim(path, "nvidia-smi", "--query-gpu=index,clocks.sm,clocks_event_reasons.active",
+                                        "--format=csv", "-lms", "500"))
+    loaded = dict(("GPU%d" % g.index, g) for g in samples.gpus)
+    assert dict(loaded["GPU0"].clock_reasons)["sw_power_cap"] and loaded["GPU0"].sm_clock_mhz == 1410
+    assert dict(loaded["GPU3"].clock_reasons)["hw_thermal_slowdown"] and loaded["GPU3"].sm_clock_mhz < 1300
+    assert dict(idle.per_gpu("ecc_uncorrected_volatile"))["GPU2"] == 0
+    shim(path, "all_reduce_perf", "-b", "1G", "-e", "1G", "-g", "8")
+    after = parse_nvidia_smi_q(shim(path, "nvidia-smi", *counters))
+    assert dict(after.per_gpu("ecc_uncorrected_volatile"))["GPU2"] == 1 and after.gpus[2].remap_pending
+    full = parse_nvidia_smi_q(shim(path, "nvidia-smi", "-q"))
+    assert {(g.fabric_state, g.fabric_status) for g in full.gpus} == {("Completed", "Success")}
+
+
+def test_driver_580_models_print_the_cumulative_counters(tmp_path):
+    path = model(tmp_path, faults=[{"type": "thermal_slowdown", "gpu": 3}])
+    data = json.loads(open(path).read())
+    data["gpus"]["driver_version"] = "580.159.04"
+    open(path, "w").write(json.dumps(data))
+    shim(path, "gpu_burn", "10")
+    gpus = parse_nvidia_smi_q(shim(path, "nvidia-smi", "-q", "-d", "PERFORMANCE"))
+    assert dict(gpus.gpus[0].clock_counters)["sw_power_cap"] == 9700000
+    assert dict(gpus.gpus[0].clock_counters)["hw_thermal_slowdown"] == 0
+    assert dict(gpus.gpus[3].clock_counters)["sw_thermal_slowdown"] == 4000000
+
+
 def test_mpirun_shim_reads_every_participant_from_the_fleet_dir(tmp_path):
     fleet = tmp_path / "fleet"
     (fleet / "lab-node-02").mkdir(parents=True)
@@ -110,3 +145,30 @@ def test_shims_need_only_the_standard_library(tmp_path):
                          capture_output=True, text=True, env={"GPUFLEET_HWSIM_MODEL": "/nonexistent"}, timeout=30,
                          check=False)
     assert bad.returncode == 3 and "cannot read hardware model" in bad.stderr
+
+
+def _stand_in_sampler(seconds):
+    """A process whose command line reads as the gate's clock sampler (loop-mode nvidia-smi)."""
+    return subprocess.Popen([sys.executable, "-c", "import sys, time; time.sleep(float(sys.argv[1]))", str(seconds),
+                             "nvidia-smi", "-lms", "500"])
+
+
+def test_the_burn_ends_only_after_the_sampler_beside_it_has_finished(tmp_path):
+    # on a loaded host the sampler, started first, could otherwise print nothing before the burn ends
+    sampler = _stand_in_sampler(1.5)
+    try:
+        parse_gpu_burn(shim(model(tmp_path), "gpu_burn", "20"))
+        assert sampler.poll() is not None
+    finally:
+        sampler.kill()
+        sampler.wait()
+
+
+def test_the_burn_waits_for_a_sampler_no_longer_than_its_seconds(tmp_path):
+    sampler = _stand_in_sampler(120)
+    try:
+        parse_gpu_burn(shim(model(tmp_path), "gpu_burn", "1"))
+        assert sampler.poll() is None
+    finally:
+        sampler.kill()
+        sampler.wait()

@@ -6,6 +6,7 @@ import os
 
 import pytest
 
+from ansible_collections.gpufleet.baremetal.plugins.module_utils.firmware import secure_boot
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.image import signing
 from gpufleet.image import disk as disk_mod
 from gpufleet.image import installer as installer_mod
@@ -41,7 +42,7 @@ def rig(tmp_path_factory):
     served = base / "srv"
     served.mkdir()
     server = ArtifactServer(served, port, pki["server.pem"], pki["server.key"])
-    yield {"iso": built["iso"], "key": key, "image": open(image_path, "rb").read(), "srv": served,
+    yield {"iso": built["iso"], "efi": built["efi"], "key": key, "image": open(image_path, "rb").read(), "srv": served,
            "server": server, "port": port, "base": base}
     server.stop()
 
@@ -58,3 +59,9 @@ def publish(rig, key):
 
 def installer_events(console):
     return [line for line in console.splitlines() if line.startswith("gpufleet-installer")]
+
+
+def node_secure_boot(console):
+    """The Secure Boot decision's reasons against the node's own reading on ``console`` (the
+    installer's efivar line and the kernel's line): [] when it is enforcing."""
+    return secure_boot.node_reasons(secure_boot.node_state(secure_boot.hex_variables(console), console))

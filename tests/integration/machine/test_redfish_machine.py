@@ -24,7 +24,7 @@ import pytest
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish import discovery
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.redfish.client import RedfishClient
-from tests.helpers import ROOT, need, need_tool
+from tests.helpers import ROOT, need
 from lab.machine.rig import MachineRig, libvirtd_ready
 from tests.integration.machine.conftest import BOOT_LIMIT, SSH_KEY
 
@@ -33,7 +33,6 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 @pytest.fixture(scope="module")
 def machine(rig):  # after the session rig: its checks name any missing host tool
-    need_tool("grub-mkstandalone")
     not_ready = libvirtd_ready()
     need(not not_ready, not_ready)
     base = rig["base"] / "redfish"

@@ -3,9 +3,15 @@
 """Parse ``nvidia-smi --query-gpu=... --format=csv`` and the ``nvidia-smi -q`` text report.
 
 Both give one ``GpuHealth`` per GPU: identity plus the memory-error counters the gate
-judges (volatile uncorrectable ECC, retired pages, row remapping). ``None`` means the
-GPU does not report that counter (``[N/A]``, ``[Not Supported]``: page retirement on
-A100 and later, row remapping before A100) and is never read as zero.
+judges (volatile ECC, retired pages, row remapping), the clock-event reasons and SM
+clocks, and in ``-q`` text the cumulative clock-event counters and the NVSwitch fabric
+state. ``None`` means the GPU does not report that value (``[N/A]``, ``[Not Supported]``:
+page retirement on A100 and later, row remapping before A100, the counters before the
+575 driver series) and is never read as zero.
+
+Drivers R535 and later say "clocks event reasons" (``clocks_event_reasons.*``, "Clocks
+Event Reasons"); older ones say "clocks throttle reasons". Both spellings name the same
+NVML reasons and are read alike.
 """
 from __future__ import absolute_import, division, print_function
 
@@ -18,7 +24,8 @@ from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.errors imp
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.parsers._common import (
     numbered_lines, require_text, to_int)
 
-__all__ = ["GpuHealth", "NvidiaSmiGpus", "parse_nvidia_smi_csv", "parse_nvidia_smi_q", "na"]
+__all__ = ["GpuHealth", "NvidiaSmiGpus", "parse_nvidia_smi_csv", "parse_nvidia_smi_q", "na", "CLOCK_REASONS",
+           "active_flag", "clock_mhz", "counter_us", "reason_pairs"]
 
 TOOL = "nvidia-smi"
 _NA = ("n/a", "[n/a]", "[not supported]", "not supported", "[unknown error]", "")
@@ -35,6 +42,15 @@ _CSV_COUNTERS = {
 }
 _CSV_FLAGS = {"retired_pages.pending": "retired_pending", "remapped_rows.pending": "remap_pending",
               "remapped_rows.failure": "remap_failure"}
+# NVML clock-event reasons (nvmlClocksEventReasons, formerly nvmlClocksThrottleReasons): the
+# name in --query-gpu fields -> bit in ``clocks_event_reasons.active``.
+CLOCK_REASONS = (("gpu_idle", 0x1), ("applications_clocks_setting", 0x2), ("sw_power_cap", 0x4),
+                 ("hw_slowdown", 0x8), ("sync_boost", 0x10), ("sw_thermal_slowdown", 0x20),
+                 ("hw_thermal_slowdown", 0x40), ("hw_power_brake_slowdown", 0x80), ("display_clock_setting", 0x100))
+_REASON_NAMES = dict(CLOCK_REASONS)
+_REASON_PREFIXES = ("clocks_event_reasons.", "clocks_throttle_reasons.")
+_SM_CLOCK_FIELDS = {"clocks.sm": "sm_clock_mhz", "clocks.current.sm": "sm_clock_mhz", "clocks.max.sm": "sm_clock_max_mhz",
+                    "clocks.max.sm_clock": "sm_clock_max_mhz"}
 # GpuHealth attribute -> the nvidia-smi field name a user queries (first spelling wins).
 _FIELD_OF = dict(reversed([(attr, name) for name, attr in list(_CSV_COUNTERS.items()) + list(_CSV_FLAGS.items())]))
 
@@ -54,6 +70,12 @@ class GpuHealth:
     remap_uncorrectable: object = None
     remap_pending: object = None
     remap_failure: object = None
+    clock_reasons: object = None    # ((reason, active), ...) in CLOCK_REASONS order
+    clock_counters: object = None   # ((reason, microseconds since driver load), ...)
+    sm_clock_mhz: object = None
+    sm_clock_max_mhz: object = None
+    fabric_state: object = None     # -q "Fabric": "Completed", "In Progress", "Not Started"; None for N/A
+    fabric_status: object = None    # "Success" or the failure nvidia-smi names
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,6 +120,47 @@ def _count(token, line_no=None, line=None):
     return None if na(token) else to_int(token.split()[0], TOOL, "a counter", line_no, line)
 
 
+def active_flag(token, line_no=None, line=None):
+    """A clock-event reason's ``Active`` / ``Not Active`` (None for N/A)."""
+    token = token.strip()
+    if na(token):
+        return None
+    if token not in ("Active", "Not Active"):
+        raise ParseError(TOOL, '"Active" or "Not Active"', line_no, line, why="found %r" % token)
+    return token == "Active"
+
+
+def _number(token, unit, expected, line_no=None, line=None, unit_optional=False):
+    """A whole number followed by ``unit`` (``1410 MHz``, ``0 us``); None for N/A or Not Found."""
+    token = token.strip()
+    if na(token) or token.lower() == "not found":
+        return None
+    if not re.match(r"^\d+( %s)%s$" % (unit, "?" if unit_optional else ""), token):
+        raise ParseError(TOOL, expected, line_no, line, why="found %r" % token)
+    return int(token.split()[0])
+
+
+def clock_mhz(token, line_no=None, line=None):
+    return _number(token, "MHz", "a clock in MHz", line_no, line, unit_optional=True)
+
+
+def counter_us(token, line_no=None, line=None):
+    return _number(token, "us", 'a counter in microseconds ("<n> us")', line_no, line)
+
+
+def _reason_mask(token, line_no=None, line=None):
+    """``clocks_event_reasons.active`` (``0x0000000000000004``) -> the reasons whose bit is set."""
+    token = token.strip()
+    if na(token):
+        return None
+    try:
+        mask = int(token, 16)
+    except ValueError:
+        raise ParseError(TOOL, "a hexadecimal reason mask such as 0x0000000000000004", line_no, line,
+                         why="found %r" % token)
+    return tuple((name, bool(mask & bit)) for name, bit in CLOCK_REASONS)
+
+
 def _fatal(lines):
     for line_no, line in lines:
         if any(marker in line for marker in _FATAL):
@@ -135,7 +198,27 @@ def _csv_gpu(row, line_no, line):
     for field, attr in _CSV_FLAGS.items():
         if field in row:
             values[attr] = _flag(row[field], line_no, line)
+    for field, attr in _SM_CLOCK_FIELDS.items():
+        if field in row:
+            values[attr] = clock_mhz(row[field], line_no, line)
+    reasons = _csv_reasons(row, line_no, line)
+    if reasons is not None:
+        values["clock_reasons"] = reasons
     return GpuHealth(**values)
+
+
+def _csv_reasons(row, line_no, line):
+    """Clock-event reasons from ``*.active`` (a mask) or the per-reason Active/Not Active fields."""
+    for prefix in _REASON_PREFIXES:
+        if prefix + "active" in row:
+            return _reason_mask(row[prefix + "active"], line_no, line)
+    found = {}
+    for field, value in row.items():
+        for prefix in _REASON_PREFIXES:
+            name = field[len(prefix):] if field.startswith(prefix) else None
+            if name in _REASON_NAMES:
+                found[name] = active_flag(value, line_no, line)
+    return reason_pairs(found)
 
 
 _Q_KEYS = {
@@ -148,6 +231,51 @@ _Q_KEYS = {
     ("Remapped Rows", "Pending"): ("remap_pending", _flag),
     ("Remapped Rows", "Remapping Failure Occurred"): ("remap_failure", _flag),
 }
+
+
+# -q labels of the clock-event reasons and their counters (both driver generations' section names).
+_Q_REASON_SECTIONS = ("Clocks Event Reasons", "Clocks Throttle Reasons")
+_Q_COUNTER_SECTIONS = ("Clocks Event Reasons Counters", "Clocks Throttle Reasons Counters")
+_Q_REASONS = {"Idle": "gpu_idle", "Applications Clocks Setting": "applications_clocks_setting",
+              "SW Power Cap": "sw_power_cap", "HW Slowdown": "hw_slowdown", "HW Thermal Slowdown": "hw_thermal_slowdown",
+              "HW Power Brake Slowdown": "hw_power_brake_slowdown", "Sync Boost": "sync_boost",
+              "SW Thermal Slowdown": "sw_thermal_slowdown", "Display Clock Setting": "display_clock_setting"}
+_Q_COUNTERS = {"SW Power Capping": "sw_power_cap", "Sync Boost": "sync_boost",
+               "SW Thermal Slowdown": "sw_thermal_slowdown", "HW Thermal Slowdown": "hw_thermal_slowdown",
+               "HW Power Braking": "hw_power_brake_slowdown", "HW Slowdown": "hw_slowdown"}
+_Q_SCALARS = {("Clocks", "SM"): ("sm_clock_mhz", clock_mhz), ("Max Clocks", "SM"): ("sm_clock_max_mhz", clock_mhz),
+              ("Fabric", "State"): ("fabric_state", lambda v, n, l: None if na(v) else v.strip()),
+              ("Fabric", "Status"): ("fabric_status", lambda v, n, l: None if na(v) else v.strip())}
+
+
+def _q_clock_line(gpu, section, key, value, line_no, line):
+    """Read a line of the reasons or counters sections into ``gpu``; False when it is neither."""
+    if section in _Q_REASON_SECTIONS and key in _Q_REASONS:
+        gpu.setdefault("_reasons", {})[_Q_REASONS[key]] = active_flag(value, line_no, line)
+    elif section in _Q_COUNTER_SECTIONS and key in _Q_COUNTERS:
+        gpu.setdefault("_counters", {})[_Q_COUNTERS[key]] = counter_us(value, line_no, line)
+    elif (section, key) in _Q_SCALARS:
+        attr, convert = _Q_SCALARS[(section, key)]
+        gpu[attr] = convert(value, line_no, line)
+    else:
+        return False
+    return True
+
+
+def reason_pairs(found, skip_none=False):
+    """{reason: value} -> ((reason, value), ...) in CLOCK_REASONS order; None when nothing was found."""
+    pairs = tuple((n, found[n]) for n, _b in CLOCK_REASONS if n in found and not (skip_none and found[n] is None))
+    return pairs or None
+
+
+def _q_gpu(gpu):
+    """A ``GpuHealth`` from the accumulated -q fields (reasons and counters as ordered pairs)."""
+    reasons, counters = gpu.pop("_reasons", None), gpu.pop("_counters", None)
+    if reasons is not None:
+        gpu["clock_reasons"] = reason_pairs(reasons)
+    if counters is not None:
+        gpu["clock_counters"] = reason_pairs(counters, skip_none=True)
+    return GpuHealth(**gpu)
 
 
 def _add(gpu, attribute, value):
@@ -181,7 +309,11 @@ def parse_nvidia_smi_q(text):
             current["name"] = value
         elif current is not None and section == "Volatile" and "Uncorrectable" in key:
             _add(current, "ecc_uncorrected_volatile", _count(value, line_no, line))
+        elif current is not None and section == "Volatile" and "Correctable" in key:
+            _add(current, "ecc_corrected_volatile", _count(value, line_no, line))
+        elif current is not None:
+            _q_clock_line(current, section, key, value, line_no, line)
     if attached is None or attached != len(gpus):
         raise ParseError(TOOL, '"Attached GPUs" and one "GPU <bus id>" section per GPU',
                          why="found %s attached and %d section(s)" % (attached, len(gpus)))
-    return NvidiaSmiGpus(driver_version=driver, gpus=tuple(GpuHealth(**g) for g in gpus))
+    return NvidiaSmiGpus(driver_version=driver, gpus=tuple(_q_gpu(g) for g in gpus))

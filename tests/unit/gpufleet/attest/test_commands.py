@@ -257,3 +257,47 @@ def test_exit_codes_are_in_the_help(capsys):
     out = capsys.readouterr().out
     for code in (3, 4):
         assert re.search(r"^\s+%d\s+refused" % code, out, re.M), out
+
+
+PCRREAD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "tpm2_pcrread", "5.4-sha256-0-7.txt")
+
+
+def _keypair(tmp_path, name):
+    key = signing.generate_key("ecdsa-p256")
+    signing.write_keypair(key, str(tmp_path / (name + ".key")), str(tmp_path / (name + ".pub")))
+    with open(str(tmp_path / (name + ".pub")), "rb") as handle:
+        return str(tmp_path / (name + ".key")), handle.read()
+
+
+def test_references_records_a_qualified_node_signed_and_adds_to_the_file(tmp_path, capsys):
+    key, public = _keypair(tmp_path, "image")
+    out = str(tmp_path / "refs.json")
+    record = ["references", "--pcrread", PCRREAD, "--key", key, "--out", out, "--image-version", "2026.05.1"]
+    code, stdout, err = cli(capsys, *(record + ["--firmware-version", "1.4.2"]))
+    assert code == 0, err
+    assert stdout.startswith("%s: references of image 2026.05.1, firmware 1.4.2 (sha256:0, " % out)
+    pcrs = references.load_references(out, public, "2026.05.1", "1.4.2")
+    assert pcrs["sha256"]["4"] == "c05ddae9b2bcc23fbba457c2323c2dfb9075f170de2e0ac49d7da63546bc6d35"
+    assert stat.S_IMODE(os.stat(out).st_mode) == 0o600
+    code, stdout, err = cli(capsys, *(record + ["--firmware-version", "1.5.0", "--json"]))
+    assert code == 0 and json.loads(stdout)["entries"] == 2
+    assert references.load_references(out, public, "2026.05.1", "1.4.2") == pcrs     # the first entry kept
+    code, _out, err = cli(capsys, *(record + ["--firmware-version", "1.5.0"]))
+    assert code == 1 and "already has an entry for image 2026.05.1 with firmware 1.5.0" in err[0]
+    assert cli(capsys, *(record + ["--firmware-version", "1.5.0", "--replace"]))[0] == 0
+
+
+def test_references_refuses_a_file_of_another_key_and_input_that_is_no_pcrread(tmp_path, capsys):
+    key, _public = _keypair(tmp_path, "image")
+    other, _other_public = _keypair(tmp_path, "other")
+    out = str(tmp_path / "refs.json")
+    argv = ["references", "--pcrread", PCRREAD, "--out", out, "--image-version", "v1", "--firmware-version", "f1"]
+    assert cli(capsys, *(argv + ["--key", other]))[0] == 0
+    code, _out, err = cli(capsys, *(argv + ["--key", key, "--firmware-version", "f2"]))
+    assert code == 1 and "not by the trusted image key" in err[0]
+    bad = tmp_path / "pcrs.txt"
+    bad.write_text("ERROR: Esys_PCR_Read(0x18B) - tcti:IO failure\n")
+    code, _out, err = cli(capsys, "references", "--pcrread", str(bad), "--key", key, "--out", str(tmp_path / "n.json"),
+                          "--image-version", "v1", "--firmware-version", "f1")
+    assert code == 2 and "line 1 is not tpm2_pcrread output" in err[0]
+    assert not os.path.exists(str(tmp_path / "n.json"))

@@ -1,5 +1,6 @@
 """Signed PCR reference files: signed with the image key, loaded fail-closed."""
 import json
+import os
 
 import pytest
 
@@ -80,3 +81,50 @@ def test_duplicate_entry_is_refused():
 def test_image_manifest_is_not_a_reference_file():
     with pytest.raises(PcrReferenceError, match="field schema"):
         references.parse_references(b'{"schema": "gpufleet.image-manifest/v1"}', "manifest.json")
+
+
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "tpm2_pcrread")
+
+
+def _fixture(name):
+    with open(os.path.join(FIXTURES, name)) as handle:
+        return handle.read()
+
+
+def test_pcrread_output_gives_lowercase_values_per_bank():
+    pcrs = references.parse_pcrread(_fixture("5.4-sha256-0-7.txt"), "pcrs.txt")
+    assert sorted(pcrs) == ["sha256"] and sorted(pcrs["sha256"], key=int) == [str(i) for i in range(8)]
+    assert pcrs["sha256"]["4"] == "c05ddae9b2bcc23fbba457c2323c2dfb9075f170de2e0ac49d7da63546bc6d35"
+    assert pcrs["sha256"]["0"] == "00" * 32
+
+
+def test_a_bank_the_tpm_does_not_keep_is_left_out():
+    # swtpm made with active_pcr_banks = sha256 prints an empty sha1 bank
+    assert sorted(references.parse_pcrread(_fixture("5.4-sha1-sha256-0-1.txt"), "pcrs.txt")["sha256"]) == ["0", "1"]
+
+
+@pytest.mark.parametrize("text, match", [
+    ("", "holds no PCR values"),
+    ("  sha1:\n", "holds no PCR values"),
+    ("    0 : 0x" + "00" * 32 + "\n", "line 1 is not tpm2_pcrread output"),
+    ("  sha256:\n    0 : 0x" + "00" * 32 + "\nERROR: Esys_PCR_Read\n", "line 3 is not tpm2_pcrread output"),
+    ("  sha256:\n    0 : 0x" + "00" * 31 + "\n", "must be 64 lowercase hex digits"),
+    ("  sha256:\n    24 : 0x" + "00" * 32 + "\n", "is not a PCR index"),
+])
+def test_anything_but_pcrread_output_is_refused(text, match):
+    with pytest.raises(PcrReferenceError, match=match):
+        references.parse_pcrread(text, "pcrs.txt")
+
+
+def test_merge_adds_an_entry_and_refuses_to_overwrite_one_unless_told():
+    new = {"image_version": "2026.06.1", "firmware_version": "1.4.2", "pcrs": PCRS}
+    merged = references.merge_entry(ENTRIES, new)
+    assert merged[-1] == new and merged[:2] == ENTRIES
+    changed = dict(ENTRIES[0], pcrs={"sha256": {"0": "55" * 32}})
+    with pytest.raises(PcrReferenceError, match="already has an entry for image 2026.05.1 with firmware 1.4.2"):
+        references.merge_entry(ENTRIES, changed)
+    assert references.merge_entry(ENTRIES, changed, replace=True) == [changed, ENTRIES[1]]
+
+
+def test_read_verified_gives_the_whole_document(signed):
+    assert references.read_verified(signed["path"], signed["pem"])["references"] == ENTRIES

@@ -4,7 +4,7 @@ import pytest
 
 from gpufleet.capacity.model import BUSY, HOT, IDLE, WARM, DemandSample
 from gpufleet.capacity.policy import PolicyError, parse_policy
-from gpufleet.capacity.steady import steady_level
+from gpufleet.capacity.steady import pool_nodes, steady_level
 
 from tests.unit.gpufleet.capacity.fleet_factory import NOW, by_kind, job, make_policy, nodes, run
 
@@ -131,3 +131,88 @@ def test_bad_steady_settings_are_refused_naming_the_field(body, field, words):
 def test_steady_defaults():
     steady = parse_policy(POOL % "enabled: true").pools["p"].steady
     assert (steady.headroom, steady.step, steady.hold) == (4, 4, 21600.0)
+
+
+# headroom and step as a percent of the pool's nodes: resolved against the pool, rounded up
+
+
+@pytest.mark.parametrize("body, headroom, step", [
+    ("headroom: 10%, step: 12.5%", "10%", "12.5%"),
+    ("headroom: '10 %', step: ' 25%'", "10%", "25%"),
+    ("headroom: 0%, step: 100%", "0%", "100%"),
+    ("headroom: 6, step: 8", 6, 8),                      # node counts, as before
+    ("headroom: 0, step: 12.5%", 0, "12.5%"),
+])
+def test_headroom_and_step_are_a_node_count_or_a_percent_of_the_pool(body, headroom, step):
+    steady = parse_policy(POOL % ("enabled: true, " + body)).pools["p"].steady
+    assert (steady.headroom, steady.step) == (headroom, step)
+
+
+@pytest.mark.parametrize("body, line", [
+    ("step: 0%", "pools.p.steady.step: a step of 0% of the pool is not above 0 and at most 100 percent; fix: "
+                 "write a node count like 8 or a percent of the pool like '12.5%'"),
+    ("step: 150%", "pools.p.steady.step: a step of 150% of the pool is not above 0 and at most 100 percent"),
+    ("headroom: 101%", "pools.p.steady.headroom: a headroom of 101% of the pool is not from 0 to 100 percent; "
+                       "fix: write a node count like 6 or a percent of the pool like '10%'"),
+    ("headroom: -1", "pools.p.steady.headroom: a headroom of -1 nodes is outside 0 to 100000; fix:"),
+    ("step: 0", "pools.p.steady.step: a step of 0 nodes is outside 1 to 100000; fix:"),
+    ("step: 100001", "pools.p.steady.step: a step of 100001 nodes is outside 1 to 100000; fix:"),
+    ("headroom: '4'", "pools.p.steady.headroom: '4' is not a headroom; fix: write a node count like 6 or a "
+                      "percent of the pool like '10%' (a count without quotes, a percent with %)"),
+    ("headroom: ten%", "pools.p.steady.headroom: 'ten%' is not a headroom; fix:"),
+    ("headroom: -5%", "pools.p.steady.headroom: '-5%' is not a headroom; fix:"),
+    ("step: 6.5", "pools.p.steady.step: 6.5 is not a step; fix: write a node count like 8 or a percent"),
+    ("step: true", "pools.p.steady.step: True is not a step; fix:"),
+    ("step: [8]", "pools.p.steady.step: [8] is not a step; fix:"),
+])
+def test_a_bad_share_is_refused_with_its_field_path_and_the_fix(body, line):
+    with pytest.raises(PolicyError) as err:
+        parse_policy(POOL % ("enabled: true, " + body))
+    assert len(err.value.problems) == 1 and err.value.problems[0].startswith(line)
+
+
+@pytest.mark.parametrize("value, members, least, expected", [
+    (6, 512, 0, 6), ("10%", 64, 0, 7), ("10%", 60, 0, 6), ("10%", 512, 0, 52), ("12.5%", 64, 1, 8),
+    ("12.5%", 20, 1, 3), ("12.5%", 4, 1, 1), ("1%", 10, 1, 1), ("0%", 64, 0, 0), ("5%", 0, 1, 1),
+    ("100%", 33, 1, 33),
+])
+def test_a_percent_is_resolved_against_the_pool_rounded_up(value, members, least, expected):
+    assert pool_nodes(value, members, least=least) == expected
+
+
+def test_the_level_uses_the_shares_of_this_pool():
+    # peak 41 GPUs = 6 nodes. 64 members: headroom 10% = 7, step 12.5% = 8: 13 -> 16.
+    history = _history(lambda m: 41 if m == -30 else 8)
+    level, why = _level(history, members=64, headroom="10%", step="12.5%")
+    assert (level, why["headroom"], why["step"]) == (16, 7, 8)
+    assert (why["headroom_set"], why["step_set"], why["pool_nodes"]) == ("10%", "12.5%", 64)
+    # the same shares of 512 members: headroom 52, step 64: 58 -> 64
+    assert _level(history, members=512, headroom="10%", step="12.5%")[0] == 64
+    # of 10 members: headroom 1, step 2: 7 -> 8
+    assert _level(history, members=10, headroom="10%", step="12.5%")[0] == 8
+    # node counts give the same level on every pool, and no share keys
+    level, why = _level(history, members=512, headroom=2, step=4)
+    assert level == 8 and "headroom_set" not in why and "pool_nodes" not in why
+
+
+def test_the_planner_wakes_to_a_level_taken_from_the_pool_size():
+    # 3 busy + 17 warm = 20 nodes; demand 3 busy + 2 pending = 5 nodes; headroom 10% of 20 = 2,
+    # step 25% of 20 = 5: 7 -> level 10: 2 wakes for the jobs and 5 more, in this pass
+    policy = _policy(headroom="10%", step="25%")
+    result = run(policy, nodes(BUSY, 3) + nodes(WARM, 17), [job(1), job(2)], history=_history(24))
+    assert result.notes["p"]["steady"]["level"] == 10
+    assert len(by_kind(result, "wake")) == 7
+    # the same shares on a pool of 40: headroom 4, step 10: 9 -> 10 as well, but a pool of 80
+    # (headroom 8, step 20): 13 -> 20
+    result = run(policy, nodes(BUSY, 3) + nodes(WARM, 77), [job(1), job(2)], history=_history(24))
+    assert result.notes["p"]["steady"]["level"] == 20
+    assert len(by_kind(result, "wake")) == 17
+
+
+def test_the_shipped_default_policy_sizes_its_level_by_the_pool():
+    from gpufleet.capacity.policy import load_policy
+    from gpufleet.commands.simulate import DEFAULT_POLICY
+    steady = load_policy(DEFAULT_POLICY).pools["gpu"].steady
+    assert (steady.headroom, steady.step, steady.hold) == ("15%", "12.5%", 21600.0)
+    sizes = {n: (pool_nodes(steady.headroom, n), pool_nodes(steady.step, n, least=1)) for n in (26, 32, 64, 512)}
+    assert sizes == {26: (4, 4), 32: (5, 4), 64: (10, 8), 512: (77, 64)}

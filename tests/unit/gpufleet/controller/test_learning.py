@@ -56,6 +56,14 @@ class Model:
         return 8.0, {"method": "learned"}
 
 
+def fit_state(models, pool):
+    """A pool's fit as these tests read it (the controller reads only ``notes()``): the last
+    fit's error and whether a fit is under way."""
+    with models._lock:
+        state = models._pools[pool]
+        return {"last_error": state.failed, "fitting": state.running is not None}
+
+
 class Said(list):
     def __call__(self, text, level="info", **fields):
         self.append((text, level, fields))
@@ -113,7 +121,7 @@ def test_a_failed_refit_keeps_the_previous_model_and_says_so():
     fit.error = RuntimeError("boom")
     assert models.forecasters(policy(), HISTORY, T0 + DAY)["gpu"] is first
     assert "the last refit failed" in said[-1][0] and "RuntimeError: boom" in said[-1][0]
-    assert models.status()["gpu"]["last_error"].endswith("RuntimeError: boom")
+    assert fit_state(models, "gpu")["last_error"].endswith("RuntimeError: boom")
 
 
 def test_a_fit_in_the_background_never_blocks_a_pass_and_the_previous_model_serves_meanwhile():
@@ -122,7 +130,7 @@ def test_a_fit_in_the_background_never_blocks_a_pass_and_the_previous_model_serv
     models = Models(fit=fit)
     got = models.forecasters(policy(), HISTORY, T0)["gpu"]        # returns while the fit is blocked
     assert isinstance(got, learned.Unfitted) and got.why == "learned model being fitted"
-    assert models.status()["gpu"]["fitting"] is True
+    assert fit_state(models, "gpu")["fitting"] is True
     fit.gate.set()
     models.wait(10)
     first = models.forecasters(policy(), HISTORY, T0 + 60)["gpu"]

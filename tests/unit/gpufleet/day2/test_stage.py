@@ -112,6 +112,16 @@ def test_a_drained_case_recycles_with_a_known_good_peer():
     assert recycle.kind == "recycle" and recycle.peers == ("n2",) and not recycle.blocked
 
 
+def test_a_case_whose_drain_failed_is_drained_again_with_the_same_action():
+    """A failed drain leaves its case detected: the next pass drains again, with no jobs and no
+    target tier on the action (the running jobs are the case's, a drain waits for them)."""
+    jobs = (Job("7", 1, state="RUNNING", nodes_assigned=("n1",)),)
+    cases = {"n1": OpenCase(Case("n1", "lab", "detected", NOW - 5))}
+    drain, = run([], cases=cases, jobs=jobs).actions
+    assert (drain.kind, drain.nodes, drain.jobs, drain.target_tier) == ("drain", ("n1",), (), None)
+    assert drain.reason == "drain so nothing new starts on it" and drain.stage == "repair"
+
+
 def test_a_recycle_without_a_peer_is_blocked_once_and_says_why():
     lone = (view("n1", "draining", "unavailable"), view("n4", "parked", "warm"))
     cases = {"n1": OpenCase(Case("n1", "lab", "draining", NOW - 5))}

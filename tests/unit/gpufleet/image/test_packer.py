@@ -65,3 +65,23 @@ def test_failed_build_reports_error_and_last_provisioner_lines():
 def test_fmt_check_failure_names_the_fix():
     with pytest.raises(PackerError, match="packer fmt /t"):
         make(FakeRunner(results={"fmt": (3, ["sources.pkr.hcl"])})).fmt_check()
+
+
+def test_a_pinned_version_gone_from_the_archive_is_named_with_the_fix():
+    # apt-get's own words, as Packer's docker builder printed them (once as a message, once as an
+    # error); Debian's archive keeps only the newest version of each suite
+    lines = ["1,docker.node,ui,message,    docker.node: E: Version '6.1.192-2' for 'linux-image-cloud-amd64' "
+             "was not found",
+             "2,,ui,error,==> docker.node: E: Version '6.1.192-2' for 'linux-image-cloud-amd64' was not found",
+             "3,,ui,error,Build 'docker.node' errored: Script exited with non-zero exit status: 100"]
+    with pytest.raises(PackerError) as err:
+        make(FakeRunner(results={"build": (1, lines)})).build("docker", "/v.json")
+    assert "no longer has these pinned versions: linux-image-cloud-amd64=6.1.192-2;" in err.value.msg
+    assert "apt-cache madison PACKAGE" in err.value.msg
+
+
+def test_a_failed_build_without_a_missing_pin_gives_no_pin_hint():
+    lines = ["1,,ui,error,Build 'docker.node' errored: Script exited with non-zero exit status: 1"]
+    with pytest.raises(PackerError) as err:
+        make(FakeRunner(results={"build": (1, lines)})).build("docker", "/v.json")
+    assert "pinned versions" not in err.value.msg

@@ -25,3 +25,13 @@ def test_parses_versions():
     assert po.parse_version("Packer v1.6.6\n") == (1, 6, 6)
     assert po.parse_version("1700000000,,version,1.11.2\n") == (1, 11, 2)
     assert po.parse_version("garbage") is None
+
+
+def test_missing_pins_are_found_once_each_in_order():
+    lines = [po.parse_line(text) for text in (
+        "1,docker.node,ui,message,    docker.node: E: Version '9.9' for 'fio' was not found",
+        "2,,ui,error,==> docker.node: E: Version '9.9' for 'fio' was not found",
+        "3,,ui,error,E: Version '1:1.0' for 'openssh-server' was not found",
+        "plain text, not machine-readable")]
+    assert po.missing_pins(lines) == [("fio", "9.9"), ("openssh-server", "1:1.0")]
+    assert po.missing_pins([po.parse_line("1,,ui,error,Build failed")]) == []

@@ -29,13 +29,14 @@ def test_production_versions_pin_570_and_580_driver_branches():
     assert drivers == ["570", "580"]
 
 
-def test_the_lab_machine_version_is_the_lab_image_plus_the_boot_packages():
+def test_the_lab_machine_version_is_the_lab_image_plus_the_boot_packages_and_the_system_bus():
     from gpufleet.image.disk_build import BOOT_PACKAGES
     lab, machine = pins_mod.load_pins(VERSIONS, "lab"), pins_mod.load_pins(VERSIONS, "lab-machine")
     assert machine.data["profile"] == "lab"
     assert set(BOOT_PACKAGES) <= set(machine.packages)          # gpufleet image disk can boot it
     assert all(machine.packages[name] == version for name, version in lab.packages.items())
-    assert set(machine.packages) - set(lab.packages) == set(BOOT_PACKAGES) - {"python3"}
+    # and D-Bus, which slurmd's cgroup/v2 plugin needs under systemd (the container nodes run no systemd)
+    assert set(machine.packages) - set(lab.packages) == set(BOOT_PACKAGES) - {"python3"} | {"dbus"}
 
 
 def test_lab_pins_no_gpu_stack_and_no_hwsim():

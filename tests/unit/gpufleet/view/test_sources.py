@@ -69,3 +69,19 @@ def test_seam_command_prints_json_for_a_period(tmp_path, capsys):
     assert [b["seconds"] for b in result["time_to_schedulable"]["n1"]] == [3 * H]
     assert main(["seam"] + period) == 0
     assert "paid but not schedulable, by cause: not_enrolled 32.0, break_fix 16.0" in capsys.readouterr().out
+
+
+def test_a_gang_whose_admit_failed_is_still_forming_as_the_controller_sees_it():
+    from gpufleet.work import codec
+    from gpufleet.work.action import Action
+
+    def row(at, action, outcome):
+        return {"at": at, "action": action.kind, "pool": action.pool, "nodes": list(action.nodes),
+                "reason": action.reason, "job": action.job_id, "outcome": outcome,
+                "demand": {"action": codec.encode(action)}}
+    reserve = Action("reserve", "lab", ("n1", "n2"), "gang of 2", job_id="9", gang_id="9@1", deadline_at=5000.0)
+    admit = Action("admit", "lab", ("n1", "n2"), "all ready", job_id="9", gang_id="9@1")
+    forming = sources.decision_gangs([row(1.0, reserve, "ok"), row(2.0, admit, "failed: n2 is failed")])
+    assert [(g["job"], g["status"], [m["node"] for m in g["members"]]) for g in forming] == \
+        [("9", "forming", ["n1", "n2"])]
+    assert sources.decision_gangs([row(1.0, reserve, "ok"), row(2.0, admit, "ok")]) == ()

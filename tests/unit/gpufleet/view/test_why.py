@@ -155,3 +155,22 @@ def test_a_replaced_members_job_is_l2_while_it_is_bound_then_l3_waiting_in_its_r
     # the bind failed: the job is the planner's again, answered as any pending job
     assert "reservation" not in _ask(pending, decisions=(resume, dict(bind, outcome="failed: rc 1"))).details
     assert "reservation" not in _ask(pending).details
+
+
+def test_the_failed_checks_of_a_failed_nodes_last_gate_are_evidence():
+    from gpufleet.view.inputs import Transition
+    report = {"phases": [{"name": "gpu", "checks": [
+        {"name": "nvbandwidth_d2d", "verdict": "fail", "measured": 92.54, "threshold": {"min": 100}, "unit": "GB/s"},
+        {"name": "dcgm_diag", "verdict": "pass", "measured": 0}]}]}
+    failed = inputs().transitions + (Transition("n2", T0 + 3.9 * H, "failed"),)
+    node = why(inputs(transitions=failed, gate_reports={"n2": report}), "n2")
+    assert node.layer == "L1"
+    assert [e for e in node.evidence if e.startswith("gate check")] == [
+        "gate check nvbandwidth_d2d measured 92.54 GB/s (threshold {'min': 100})"]
+    # a job waiting on the pool's other node (validating again) names the failed one's checks too
+    validating = (Transition("n1", T0 + 3.9 * H, "draining"), Transition("n1", T0 + 3.91 * H, "recycling"),
+                  Transition("n1", T0 + 3.95 * H, "validating"))
+    job = why(inputs(jobs=(Job("109", 1, 8, "gpu", reason="Resources", pool="h100"),),
+                     transitions=failed + validating, gate_reports={"n2": report}), "109")
+    assert job.layer == "L2"
+    assert "n2 failed the gate: nvbandwidth_d2d measured 92.54 GB/s (threshold {'min': 100})" in job.evidence

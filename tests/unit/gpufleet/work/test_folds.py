@@ -38,3 +38,12 @@ def test_per_node_opens_moves_and_closes_each_nodes_item():
     def step(item, decision):
         return None if decision["action"] == "close" else (item[0], item[1] + 1)
     assert folds.per_node(rows, opened, step) == {"n1": ("n1", 2)}
+
+
+def test_an_admit_ends_its_gang_only_once_it_succeeded():
+    reserve = Action("reserve", "lab", ("n1", "n2"), "g", job_id="9", gang_id="9@1", deadline_at=50.0)
+    admit = Action("admit", "lab", ("n1", "n2"), "all ready", job_id="9", gang_id="9@1")
+    running, failed, done = (dict(row(2.0, admit), outcome=outcome) for outcome in (None, "failed: rc 2", "ok"))
+    assert folds.gang_actions([row(1.0, reserve), running]) == [reserve]       # under way: in progress
+    assert folds.gang_actions([row(1.0, reserve), failed]) == [reserve]        # failed: still in progress
+    assert folds.gang_actions([row(1.0, reserve), done]) == [reserve, admit]   # admitted: the gang ends

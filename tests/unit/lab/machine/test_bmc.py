@@ -1,6 +1,9 @@
 """The lab machine's BMC: the emulator's config, the media pool, the one-time override watcher."""
 import ast
+import logging
 import xml.etree.ElementTree as ET
+
+import pytest
 
 from lab.machine import bmc
 from lab.machine.domain import boot_override, domain_xml
@@ -93,3 +96,38 @@ def test_a_guest_reboot_starts_the_machine_again_on_its_stored_configuration():
     watcher = bmc.OnceWatcher("gpufleet-lab-m1")
     watcher.handle(dom, "reboot", _Libvirt)
     assert dom.calls == ["destroy", "create"] and dom.active
+
+
+def _settings():
+    text = bmc.sushy_config(1, "c", "k", "a", "u", "p", "ca")
+    settings = {}
+    exec(text, {}, settings)
+    return settings
+
+
+def test_the_emulator_knows_which_variable_store_means_secure_boot_on():
+    settings = _settings()
+    assert settings["SUSHY_EMULATOR_SECURE_BOOT_ENABLED_NVRAM"] == "/usr/share/OVMF/OVMF_VARS_4M.ms.fd"
+    assert settings["SUSHY_EMULATOR_SECURE_BOOT_DISABLED_NVRAM"] == "/usr/share/OVMF/OVMF_VARS_4M.fd"
+    assert settings["SUSHY_EMULATOR_BOOT_LOADER_MAP"]["UEFI"]["x86_64"] == "/usr/share/OVMF/OVMF_CODE_4M.secboot.fd"
+
+
+@pytest.mark.parametrize("secure, uuid", [(True, "8b3f0c2e-6d0a-4b7e-9a51-2f4c1d9e7a21"),
+                                          (False, "8b3f0c2e-6d0a-4b7e-9a51-2f4c1d9e7a22")])
+def test_sushy_tools_libvirt_driver_reports_the_domains_secure_boot(secure, uuid):
+    """sushy-tools' own driver reads our domain XML (libvirt's in-process test driver, no daemon):
+    what its Redfish SecureBoot resource answers as SecureBootEnable."""
+    libvirt = pytest.importorskip("libvirt")
+    drivers = pytest.importorskip("sushy_tools.emulator.resources.systems.libvirtdriver")
+    conn = libvirt.open("test:///default")
+    conn.defineXML(domain_xml("gpufleet-lab-sb-%s" % secure, uuid, "/srv/m/nvme0.raw", "/srv/m/VARS.fd",
+                              "/srv/m/console.log", secure_boot=secure))
+    # a subclass: initialize() sets class attributes, which must not leak into other tests
+    driver_cls = type("Driver", (drivers.LibvirtDriver,), {})
+    driver = driver_cls.initialize(_settings(), logging.getLogger("sushy"), "test:///default")()
+    try:
+        assert driver.get_boot_mode(uuid) == "UEFI"
+        assert driver.get_secure_boot(uuid) is secure
+    finally:
+        conn.lookupByUUIDString(uuid).undefine()
+        conn.close()

@@ -4,7 +4,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from lab.machine import domain
-from lab.machine.qemu import OVMF_CODE, OVMF_VARS
+from lab.machine.qemu import OVMF_CODE, OVMF_CODE_NO_SB, OVMF_VARS, OVMF_VARS_NO_KEYS
 
 UUID = "8b3f0c2e-6d0a-4b7e-9a51-2f4c1d9e7a10"
 Q = "{%s}" % domain.QEMU_NS
@@ -28,6 +28,22 @@ def test_the_domain_is_a_tcg_q35_uefi_machine_with_its_own_variable_store():
     assert loader.text == OVMF_CODE and loader.get("type") == "pflash" and loader.get("readonly") == "yes"
     nvram = tree.find("os/nvram")
     assert nvram.text == "/srv/m1/VARS.fd" and nvram.get("template") == OVMF_VARS
+
+
+def test_the_firmware_enforces_secure_boot_with_microsofts_keys_behind_smm():
+    tree = ET.fromstring(_xml())
+    loader = tree.find("os/loader")
+    assert loader.text == "/usr/share/OVMF/OVMF_CODE_4M.secboot.fd" and loader.get("secure") == "yes"
+    assert tree.find("os/nvram").get("template") == "/usr/share/OVMF/OVMF_VARS_4M.ms.fd"
+    assert tree.find("features/smm").get("state") == "on"
+
+
+def test_secure_boot_off_is_the_plain_firmware_with_the_empty_variable_store():
+    tree = ET.fromstring(_xml(secure_boot=False))
+    loader = tree.find("os/loader")
+    assert loader.text == OVMF_CODE_NO_SB and loader.get("secure") == "no"
+    assert tree.find("os/nvram").get("template") == OVMF_VARS_NO_KEYS
+    assert tree.find("features/smm") is None
 
 
 def test_the_nvme_disk_is_qemu_arguments_with_the_serial_the_root_device_hints_use():
@@ -101,3 +117,16 @@ def test_an_ssh_port_replaces_the_libvirt_nic_by_a_user_mode_nic_forwarding_loop
     assert netdev.startswith("user,") and "hostfwd=tcp:127.0.0.1:2222-:22" in netdev.split(",")
     nic = [a for a in args if a.startswith("virtio-net-pci,")]
     assert nic and "netdev=gfnet0" in nic[0].split(",") and "netdev=gfnet0" not in args[3]
+
+
+def test_forwards_add_host_address_ports_to_the_same_guest_ports_beside_the_ssh_forward():
+    tree = ET.fromstring(_xml(ssh_port=2222, forwards=[("172.30.0.1", 46818)]))
+    args = [arg.get("value") for arg in tree.find(Q + "commandline").findall(Q + "arg")]
+    options = args[args.index("-netdev") + 1].split(",")
+    assert [o for o in options if o.startswith("hostfwd=")] == ["hostfwd=tcp:127.0.0.1:2222-:22",
+                                                                "hostfwd=tcp:172.30.0.1:46818-:46818"]
+
+
+def test_forwards_without_the_user_mode_nic_are_refused():
+    with pytest.raises(ValueError, match="need ssh_port"):
+        _xml(forwards=[("172.30.0.1", 46818)])

@@ -44,3 +44,14 @@ def test_every_node_container_mounts_and_preloads_it(tmp_path):
     assert "%s:%s:ro" % (boottime.directory(cfg), boottime.MOUNT) in argv
     assert "LD_PRELOAD=%s/%s" % (boottime.MOUNT, boottime.LIBRARY) in argv
     assert argv[-3:] == ["disk:tag", "sleep", "infinity"]
+
+
+def test_the_gates_fio_directory_is_a_tmpfs_in_every_node_container(tmp_path):
+    # fio on the CI host's shared disk measured the test running beside it, not the node
+    from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate import gate_run
+    cfg = lab_config.load(None, state_dir=str(tmp_path))
+    manager = nodes.NodeManager.__new__(nodes.NodeManager)
+    manager.cfg, manager.docker = cfg, type("D", (), {"LABEL": "gpufleet-lab"})()
+    argv = manager.run_args(cfg.nodes[0].name, "disk:tag")
+    mount = argv[argv.index("--tmpfs") + 1]
+    assert mount.split(":")[0] == gate_run.argument_spec()["storage_dir"]["default"]

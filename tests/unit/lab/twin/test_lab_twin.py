@@ -290,6 +290,24 @@ def test_installer_imports_one_artifact_once_when_nodes_install_together(tmp_pat
     assert len(docker.imports) == 1 and docker.imports[0][0] == "import"
 
 
+def test_publish_imports_the_verified_image_once_so_no_install_waits_for_it(cfg, tmp_path):
+    from tests.unit.plugins.module_utils.image.image_factory import make_image, public_pem
+    (tmp_path / "images" / "lab").mkdir(parents=True)
+    manifest, key = make_image(tmp_path / "images" / "lab")
+    cfg.images_root, cfg.image_public_key = str(tmp_path / "images"), str(tmp_path / "lab.pub")
+    (tmp_path / "lab.pub").write_bytes(public_pem(key))
+    docker = SlowImportDocker()
+    summary = lab_mod.publish_image(cfg, "lab", log=lambda line: None, docker=docker)
+    assert [args[0] for args in docker.imports] == ["import"]
+    assert docker.imports[0][-1] == "gpufleet-lab-disk:sha256-" + summary["artifact_sha256"][:20]
+    assert os.path.isfile(os.path.join(cfg.artifacts_root, "lab", "manifest.json"))
+    lab_mod.publish_image(cfg, "lab", log=lambda line: None, docker=docker)  # published again: no import
+    assert len(docker.imports) == 1
+    # an installer sharing that docker finds the disk: nothing imported at install time
+    installer = Installer(docker, cfg.image_public_key, str(tmp_path / "media"), "gpufleet-lab-disk")
+    assert installer._disk_image(summary) == docker.imports[0][-1] and len(docker.imports) == 1
+
+
 def test_lab_down_kills_only_a_capacity_controller_left_running(tmp_path):
     import subprocess
     import sys

@@ -29,6 +29,9 @@ def test_sku_profiles_cover_the_required_checks(name):
                 "fio_rand_read", "fio_rand_write", "soak"}
     prof = load(name)
     assert required <= set(check for check, _t in prof.checks)
+    assert prof.threshold("clock_events").limit == 0 and prof.threshold("soak_errors").limit == 0
+    # HGX H100/H200/B200 report a fabric state; A100 does not (real capture: State N/A)
+    assert prof.has("nvswitch_fabric") == (name != "a100-sxm-8x")
     assert all(prof.threshold(c).retries > 0 for c in ("nvbandwidth_d2d", "nccl_single_node", "ib_write_bw"))
     assert prof.threshold("nccl_single_node").param("message_size") >= parse_size("8G")
 
@@ -37,7 +40,7 @@ def test_lab_profile_has_firmware_pins_reference_job_and_soak():
     prof = load("lab")
     assert prof.threshold("firmware_pins").limit == (("BIOS", "2.1.0"), ("BMC", "1.4.2"))
     assert prof.threshold("reference_job").param("metric") == "bandwidth"
-    assert prof.phase_checks("soak") == ("soak",)
+    assert prof.phase_checks("soak") == ("soak", "soak_errors")
 
 
 @pytest.mark.parametrize("overrides, key, fragment", [
@@ -69,6 +72,21 @@ def test_lab_profile_has_firmware_pins_reference_job_and_soak():
     ({"soak": {"min": 100, "metric": "x"}}, "checks.soak.unit", "missing unit"),
     ({"soak": {"min": 100, "unit": "x", "command": ""}}, "checks.soak.command", "non-empty string"),
     ({"gpu_count": [8]}, "checks.gpu_count", "not a mapping"),
+    ({"clock_events": {"max": 0, "unit": "ms"}}, "checks.clock_events.unit", "Use one of: us"),
+    ({"clock_events": {"max": -5, "unit": "us"}}, "checks.clock_events.max", "-5 is impossible"),
+    ({"clock_events": {"max": 0, "unit": "us", "min_sm_clock_mhz": 0}}, "checks.clock_events.min_sm_clock_mhz",
+     "from 1 to 5000"),
+    ({"clock_events": {"max": 0, "unit": "us", "min_sm_clock_mhz": "1300 MHz"}},
+     "checks.clock_events.min_sm_clock_mhz", "whole number"),
+    ({"soak_errors": {"max": 0, "unit": "count", "max_correctable": -1}}, "checks.soak_errors.max_correctable",
+     "from 0 to 1000000"),
+    ({"soak_errors": {"max": 0, "unit": "count", "max_new_xids": True}}, "checks.soak_errors.max_new_xids",
+     "whole number"),
+    ({"soak_errors": {"unit": "count"}}, "checks.soak_errors.max", "missing limit"),
+    ({"nvswitch_fabric": {"min": 8, "unit": "gpus", "fabric_manager": "yes"}}, "checks.nvswitch_fabric.fabric_manager",
+     "true or false"),
+    ({"nvswitch_fabric": {"min": 0, "unit": "gpus"}}, "checks.nvswitch_fabric.min", "can never fail"),
+    ({"nvswitch_fabric": {"min": 80, "unit": "gpus"}}, "checks.nvswitch_fabric.min", "above what any supported"),
 ])
 def test_invalid_profiles_name_the_key_and_the_fix(overrides, key, fragment):
     with pytest.raises(ProfileError) as err:

@@ -5,7 +5,7 @@ import pytest
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate import runner as gate_runner
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.gate.runner import (
-    EMPTY, MISSING, START_FAILED, TIMEOUT, Runner)
+    EMPTY, MISSING, START_FAILED, TIMEOUT, Runner, tcp_listening)
 
 
 class FakeProc:
@@ -109,6 +109,79 @@ def test_pair_runs_server_then_client_and_stops_the_server():
     assert server.killed
 
 
+class ExitedProc(FakeProc):
+    def poll(self):
+        return 0
+
+
+class StepClock:
+    """Moves only when the runner sleeps."""
+
+    def __init__(self):
+        self.now, self.slept = 0.0, []
+
+    def __call__(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+def make_pair(server, answers):
+    clock, spawned = StepClock(), []
+    procs = [server, FakeProc("client out")]
+
+    def spawn(argv, env):
+        spawned.append(argv)
+        return procs.pop(0)
+
+    run = Runner(env={"PATH": "/usr/bin"}, spawn=spawn, clock=clock, sleep=clock.sleep,
+                 exists=lambda p: True, listening=lambda pid: answers.pop(0) if answers else False)
+    return run, clock, spawned
+
+
+@pytest.mark.parametrize("server,answers,slept", [
+    (FakeProc("server"), [False, False, True], 2),   # the client starts once the server listens
+    (ExitedProc("server"), [], 0),                   # a server that exited: no pause (the client says why)
+    (FakeProc("server"), [], 20),                    # never listening: the pause, no longer (1 s / 0.05 s)
+])
+def test_pair_starts_the_client_when_the_server_listens(server, answers, slept):
+    run, clock, spawned = make_pair(server, answers)
+    result = run.run_pair("iperf3_tcp", "tool", ["-s"], ["-c", "127.0.0.1"], 9, settle=1.0)
+    assert result.stdout == "client out" and len(spawned) == 2
+    assert len(clock.slept) == slept and sum(clock.slept) <= 1.0 + 1e-9
+
+
+TCP_TABLE = """  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 0100007F:1451 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 4711 1 0
+   1: 0100007F:9C40 0100007F:1451 01 00000000:00000000 00:00000000 00000000     0        0 4712 1 0
+"""
+
+
+@pytest.mark.parametrize("links,listening", [
+    (["socket:[4711]", "/dev/null"], True),     # a LISTEN row (st 0A) with the process's inode
+    (["socket:[4712]"], False),                 # the process's socket is an established connection
+    (["pipe:[4711]", "/dev/null"], False),      # no socket at all
+])
+def test_tcp_listening_reads_the_process_sockets_from_proc(links, listening):
+    fds = dict((str(n), link) for n, link in enumerate(links))
+
+    def read(path):
+        return TCP_TABLE if path == "/proc/net/tcp" else TCP_TABLE.splitlines()[0] + "\n"
+
+    assert tcp_listening(42, listdir=lambda d: sorted(fds), readlink=lambda p: fds[p.rsplit("/", 1)[1]],
+                         read=read) is listening
+
+
+def test_tcp_listening_is_false_when_it_cannot_tell():
+    def gone(path):
+        raise OSError(2, "No such file or directory", path)
+
+    assert tcp_listening(None) is False
+    assert tcp_listening(42, listdir=gone) is False
+
+
 def test_pair_with_missing_tool_starts_nothing():
     run, spawned = make([], present=())
     assert run.run_pair("p", "tool", [], [], 1).error == MISSING and not spawned
@@ -116,3 +189,19 @@ def test_pair_with_missing_tool_starts_nothing():
 
 def test_tail_keeps_the_end():
     assert gate_runner._tail("x" * 500 + "END").endswith("END")
+
+
+def test_run_sampled_returns_what_the_sampler_printed_while_the_tool_ran():
+    sampler = FakeProc("index, clocks.sm [MHz]\n0, 1410 MHz\n")
+    run, spawned = make([sampler, FakeProc("Tested 1 GPUs:\n")])
+    burn, samples = run.run_sampled("gpu_burn", "tool", ["60"], 90, "tool", ["-lms", "500"], "gpu_burn.clocks_samples")
+    assert burn.error is None and burn.probe == "gpu_burn"
+    assert samples.probe == "gpu_burn.clocks_samples" and samples.stdout.startswith("index")
+    assert sampler.killed  # still running when the tool ended: stopped
+    assert [argv for argv, _env in spawned] == [["/usr/bin/tool", "-lms", "500"], ["/usr/bin/tool", "60"]]
+
+
+def test_run_sampled_without_the_sampler_tool_still_runs_the_tool():
+    run, _spawned = make([FakeProc("out\n")], present=("/usr/bin/tool",))
+    burn, samples = run.run_sampled("gpu_burn", "tool", [], 9, "nvidia-smi", [], "gpu_burn.clocks_samples")
+    assert burn.error is None and samples.error == MISSING and "nvidia-smi was not found" in samples.reason

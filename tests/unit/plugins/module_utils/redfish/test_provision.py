@@ -125,3 +125,37 @@ def test_a_bad_image_url_is_refused_before_anything_is_sent(rf, url):
     with pytest.raises(ParameterError) as err:
         pv.provision(rf.make_client(transport), "1", "cd", image_url=url)
     assert transport.sent == [] and "image_url" in err.value.msg and "fix: " in err.value.msg
+
+
+EJECT = CD + "/Actions/VirtualMedia.EjectMedia"
+
+
+def with_eject(rf, transport):
+    def eject(call):
+        transport.tree[CD].update(Image=None, Inserted=False)
+        return rf.ok(None, 204)
+
+    return transport.on("POST", EJECT, eject)
+
+
+@pytest.mark.parametrize("inserted,ejects", [(None, 0), (ISO, 1), ("http://old.example.net/x.iso", 1)])
+def test_media_reinsert_ejects_what_is_in_then_inserts_in_the_same_session(rf, inserted, ejects):
+    transport = with_eject(rf, bmc(rf))
+    if inserted:
+        transport.tree[CD].update(Image=inserted, Inserted=True)
+    result = pv.provision(rf.make_client(transport), "1", "cd", image_url=ISO, media_reinsert=True)
+    posts = [path for method, path in sent(transport) if method == "POST"]
+    # the eject (when something was in) comes before the insert, the only insert; one login
+    assert posts == [EJECT] * ejects + [INSERT, RESET]
+    assert len(transport.calls("GET", "/redfish/v1/")) == 1
+    assert result["media"]["changed"] is True and result["media"]["image"] == ISO
+    assert result["media"]["before"] == inserted and result["media"]["ejected"] == [CD] * ejects
+
+
+def test_media_reinsert_in_check_mode_only_reads(rf):
+    transport = with_eject(rf, bmc(rf))
+    transport.tree[CD].update(Image=ISO, Inserted=True)
+    result = pv.provision(rf.make_client(transport), "1", "cd", image_url=ISO, media_reinsert=True,
+                          check_mode=True)
+    assert set(m for m, dummy in sent(transport)) == {"GET"}
+    assert result["media"]["changed"] is True and result["media"]["ejected"] == [CD]

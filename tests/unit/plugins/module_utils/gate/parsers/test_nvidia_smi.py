@@ -84,3 +84,65 @@ def test_malformed_output_fails_closed(parser, text, expected):
     with pytest.raises(ParseError) as err:
         parser(text)
     assert expected in str(err.value)
+
+
+# ---- clock-event reasons, counters, SM clocks and fabric (both driver generations) ----
+
+IDLE_REASONS = (("gpu_idle", True),) + tuple((name, False) for name in (
+    "applications_clocks_setting", "sw_power_cap", "hw_slowdown", "sync_boost", "sw_thermal_slowdown",
+    "hw_thermal_slowdown", "hw_power_brake_slowdown", "display_clock_setting"))
+
+
+def test_real_q_driver580_clock_event_reasons_and_counters():
+    gpu = parse_nvidia_smi_q(read_shared("nvidia_smi_q_perf_ecc_1xH100_driver580_idle.txt")).gpus[0]
+    assert gpu.clock_reasons == IDLE_REASONS
+    assert gpu.clock_counters == (("sw_power_cap", 0), ("sync_boost", 0), ("sw_thermal_slowdown", 0),
+                                  ("hw_thermal_slowdown", 0), ("hw_power_brake_slowdown", 0))
+    assert (gpu.sm_clock_mhz, gpu.sm_clock_max_mhz) == (345, 1980)
+    assert (gpu.ecc_uncorrected_volatile, gpu.ecc_corrected_volatile) == (0, 0)
+    assert (gpu.remap_pending, gpu.remap_failure) == (False, False)
+    assert (gpu.fabric_state, gpu.fabric_status) == (None, None)  # -d PERFORMANCE,...: no Fabric section
+
+
+def test_real_csv_driver580_clocks_event_reasons_fields():
+    gpu = parse_nvidia_smi_csv(read_shared("nvidia_smi_query_clocks_events_1xH100_driver580_idle.csv")).gpus[0]
+    assert gpu.clock_reasons == IDLE_REASONS  # from clocks_event_reasons.active = 0x1
+    assert (gpu.sm_clock_mhz, gpu.sm_clock_max_mhz, gpu.ecc_corrected_volatile) == (345, 1980, 0)
+
+
+def test_real_q_driver525_clocks_throttle_reasons_8xa100():
+    smi = parse_nvidia_smi_q(read("525-q-excerpt-8xa100-throttle-reasons.txt"))
+    assert smi.count() == 8 and smi.driver_version == "525.60.13"
+    gpu = smi.gpus[0]
+    assert dict(gpu.clock_reasons)["gpu_idle"] is False and not any(dict(gpu.clock_reasons).values())
+    assert gpu.clock_counters is None  # no counters section in this driver's report: never read as 0
+    assert (gpu.sm_clock_mhz, gpu.sm_clock_max_mhz) == (1155, 1410)
+    assert (gpu.fabric_state, gpu.fabric_status) == (None, None)  # A100 reports State N/A
+
+
+@pytest.mark.parametrize("prefix", ["clocks_event_reasons", "clocks_throttle_reasons"])
+def test_csv_reason_fields_of_both_generations_read_alike(prefix):
+    text = ("index, {0}.sw_power_cap, {0}.hw_thermal_slowdown, clocks.sm [MHz]\n"
+            "0, Active, Not Active, 1410 MHz\n").format(prefix)
+    gpu = parse_nvidia_smi_csv(text).gpus[0]
+    assert gpu.clock_reasons == (("sw_power_cap", True), ("hw_thermal_slowdown", False))
+    assert gpu.sm_clock_mhz == 1410
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("index, clocks_event_reasons.active\n0, 0xZZ\n", "a hexadecimal reason mask"),
+    ("index, clocks_throttle_reasons.hw_slowdown\n0, Yes\n", '"Active" or "Not Active"'),
+    ("index, clocks.sm [MHz]\n0, fast\n", "a clock in MHz"),
+])
+def test_bad_clock_fields_fail_closed(text, expected):
+    with pytest.raises(ParseError) as err:
+        parse_nvidia_smi_csv(text)
+    assert expected in str(err.value)
+
+
+def test_bad_counter_in_q_text_fails_closed():
+    text = read_shared("nvidia_smi_q_perf_ecc_1xH100_driver580_idle.txt").replace(
+        "SW Power Capping                               : 0 us", "SW Power Capping                               : 12 s")
+    with pytest.raises(ParseError) as err:
+        parse_nvidia_smi_q(text)
+    assert 'a counter in microseconds ("<n> us")' in str(err.value) and "line" in str(err.value)

@@ -51,3 +51,29 @@ def test_malformed_xml_fails_closed(text, expected):
     with pytest.raises(ParseError) as err:
         parse_nvidia_smi_xml(text)
     assert expected in str(err.value)
+
+
+# ---- clock-event reasons, counters, SM clocks and fabric in -q -x (real captures, see SOURCES.md) ----
+
+def test_real_xml_driver515_clocks_throttle_reasons():
+    gpu = parse_nvidia_smi_xml(read("515-xml-excerpt-1xa10g-throttle-reasons.txt")).gpus[0]
+    reasons = dict(gpu.clock_reasons)
+    assert reasons["gpu_idle"] is True and reasons["display_clock_setting"] is False and len(reasons) == 9
+    assert gpu.clock_counters is None and (gpu.fabric_state, gpu.fabric_status) == (None, None)
+    assert gpu.ecc_corrected_volatile == 0
+
+
+def test_real_xml_driver595_clock_event_counters():
+    gpu = parse_nvidia_smi_xml(read("595-xml-excerpt-1xrtx3080-event-counters.txt")).gpus[0]
+    assert dict(gpu.clock_counters) == {"sw_power_cap": 0, "sync_boost": 0, "sw_thermal_slowdown": 0,
+                                        "hw_thermal_slowdown": 0, "hw_power_brake_slowdown": 0}
+    assert dict(gpu.clock_reasons)["sw_power_cap"] is False
+    assert gpu.sm_clock_mhz is not None and gpu.sm_clock_max_mhz >= gpu.sm_clock_mhz
+
+
+def test_bad_xml_counter_fails_closed():
+    text = read("595-xml-excerpt-1xrtx3080-event-counters.txt").replace(
+        "<clocks_event_reasons_counters_hw_power_brake>0 us<", "<clocks_event_reasons_counters_hw_power_brake>0 s<")
+    with pytest.raises(ParseError) as err:
+        parse_nvidia_smi_xml(text)
+    assert "a counter in microseconds" in str(err.value)
