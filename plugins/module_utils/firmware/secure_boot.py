@@ -25,7 +25,7 @@ import re
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.errors import GpufleetError
 
-__all__ = ["EFI_GLOBAL", "VARIABLES", "KERNEL_LINE", "SecureBootError", "efivar_value", "efivar_paths", "slurped", "hex_variables",
+__all__ = ["EFI_GLOBAL", "VARIABLES", "KERNEL_LINE", "SecureBootError", "efivar_value", "slurped", "hex_variables",
            "node_state", "bmc_reasons", "node_reasons", "verdict"]
 
 EFI_GLOBAL = "8be4df61-93ca-11d2-aa0d-00e098032b8c"
@@ -56,14 +56,9 @@ def efivar_value(data, name):
     return bytearray(data)[4]
 
 
-def efivar_paths(root="/sys/firmware/efi/efivars"):
-    """The efivarfs files of VARIABLES, in order."""
-    return ["%s/%s-%s" % (root, name, EFI_GLOBAL) for name in VARIABLES]
-
-
 def slurped(results):
-    """{variable: content or None} from ``ansible.builtin.slurp`` results looped over efivar_paths()
-    (a failed read, a missing file, is None)."""
+    """{variable: content or None} from ``ansible.builtin.slurp`` results looped over the efivarfs
+    files of VARIABLES (playbooks/tasks/secure_boot.yml; a failed read, a missing file, is None)."""
     found = dict((name, None) for name in VARIABLES)
     for result in results or ():
         name = str(result.get("item", "")).rsplit("/", 1)[-1].split("-", 1)[0]

@@ -69,7 +69,7 @@ def take_baseline(ctx):
 
 def collect_window(probe, ctx):
     """The baseline taken before the GPU phase and the same reads now, after the soak."""
-    baseline = getattr(ctx, "baseline", None) or take_baseline(ctx)
+    baseline = ctx.baseline or take_baseline(ctx)
     timeout = ctx.timeout(probe.name)
     return [baseline["nvidia_smi"], baseline["dmesg"],
             ctx.runner.run(probe.name + ".after_smi", "nvidia-smi", list(COUNTER_ARGS), timeout),
@@ -92,8 +92,14 @@ def _complete_lines(text):
     return text if text.endswith("\n") else text[:text.rfind("\n") + 1]
 
 
-def _by_gpu(gpus, attribute):
-    return dict(("GPU%d" % g.index, dict(getattr(g, attribute) or ())) for g in gpus.gpus)
+def _labelled(text):
+    """{"GPU<index>": gpu} of an ``nvidia-smi -q`` report (text or XML)."""
+    return dict(("GPU%d" % g.index, g) for g in parse_report(text).gpus)
+
+
+def _clock_counters(gpus):
+    """{label: {reason: microseconds}} of labelled GPUs."""
+    return dict((label, dict(g.clock_counters or ())) for label, g in gpus.items())
 
 
 def _loaded_samples(text):
@@ -158,8 +164,8 @@ def _describe(times, labels, reasons):
 
 def clock_events(texts, ctx):
     """The ``clock_events`` verdict for the gpu-burn window (the burn's own verdict is ``gpu_burn``)."""
-    before = _by_gpu(parse_report(texts.get("clocks_before", "")), "clock_counters")
-    after = _by_gpu(parse_report(texts.get("clocks_after", "")), "clock_counters")
+    before = _clock_counters(_labelled(texts.get("clocks_before", "")))
+    after = _clock_counters(_labelled(texts.get("clocks_after", "")))
     samples = _loaded_samples(texts.get("clocks_samples", ""))
     times = reason_times(before, after, samples, SAMPLE_INTERVAL_MS * 1000)
     # HW slowdown has no counter, so every GPU needs samples under load
@@ -216,8 +222,7 @@ def _new_xids(before, after):
 
 
 def _window_counters(texts):
-    before = dict(("GPU%d" % g.index, g) for g in parse_report(texts.get("before_smi", "")).gpus)
-    after = dict(("GPU%d" % g.index, g) for g in parse_report(texts.get("after_smi", "")).gpus)
+    before, after = _labelled(texts.get("before_smi", "")), _labelled(texts.get("after_smi", ""))
     if set(before) != set(after):
         raise ParseError("nvidia-smi", "the same GPUs before the GPU phase and after the soak",
                          why="before: %s; after: %s" % (", ".join(sorted(before)), ", ".join(sorted(after))))
@@ -255,16 +260,12 @@ def _window_slowdown(before, after, ctx):
     limit = ctx.threshold("clock_events")
     if limit is None:
         return []
-    times = reason_times(_by_gpu_map(before), _by_gpu_map(after), None, 0)
+    times = reason_times(_clock_counters(before), _clock_counters(after), None, 0)
     slowed = [l for l in sorted(times) if (_worst(times, l) or 0) > limit.limit]
     if not slowed:
         return []
     described = _describe(times, slowed, SLOWDOWN_REASONS)
     return ["slowdown above clock_events' limit of %s us: %s" % (limit.limit, described)]
-
-
-def _by_gpu_map(gpus):
-    return dict((label, dict(g.clock_counters or ())) for label, g in gpus.items())
 
 
 def soak_errors(texts, ctx):

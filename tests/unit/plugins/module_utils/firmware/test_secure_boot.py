@@ -5,8 +5,10 @@ import base64
 import os
 
 import pytest
+import yaml
 
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.firmware import secure_boot as sb
+from tests.helpers import ROOT
 
 HERE = os.path.join(os.path.dirname(__file__), "fixtures")
 ENFORCING_BMC = {"path": "/redfish/v1/Systems/1/SecureBoot", "enable": True, "current_boot": "Enabled",
@@ -79,10 +81,16 @@ def test_the_raw_efivar_bytes_are_read_too():
         sb.efivar_value(b"\x06\x00\x00\x00\x01\x00", "SetupMode")
 
 
+def _playbook_efivar_paths():
+    with open(os.path.join(ROOT, "playbooks", "tasks", "secure_boot.yml")) as handle:
+        tasks = yaml.safe_load(handle)
+    return [task["loop"] for task in tasks if "ansible.builtin.slurp" in task][0]
+
+
 def test_slurp_results_become_variables_and_a_failed_read_is_missing():
-    paths = sb.efivar_paths()
-    assert paths == ["/sys/firmware/efi/efivars/SecureBoot-" + sb.EFI_GLOBAL,
-                     "/sys/firmware/efi/efivars/SetupMode-" + sb.EFI_GLOBAL]
+    # the playbook's loop reads exactly VARIABLES' efivarfs files, in order
+    paths = _playbook_efivar_paths()
+    assert paths == ["/sys/firmware/efi/efivars/%s-%s" % (name, sb.EFI_GLOBAL) for name in sb.VARIABLES]
     results = [{"item": paths[0], "content": "BgAAAAE=", "encoding": "base64"},
                {"item": paths[1], "failed": True, "msg": "file not found: " + paths[1]}]
     assert sb.slurped(results) == {"SecureBoot": "BgAAAAE=", "SetupMode": None}
