@@ -19,7 +19,7 @@ relabelled, and the test's folders are private to root.
 """
 import xml.etree.ElementTree as ET
 
-from lab.machine.qemu import firmware
+from lab.machine.qemu import firmware, nvme_drive
 
 __all__ = ["QEMU_NS", "DOMAIN_PREFIX", "domain_xml", "clear_boot_override", "boot_override"]
 
@@ -94,7 +94,7 @@ def domain_xml(name, uuid, disk, nvram, console, memory_mib=1536, disk_serial="G
     seclabel = _sub(root, "seclabel", type="static", model="dac", relabel="no")
     _sub(seclabel, "label", "+0:+0")
     commandline = ET.SubElement(root, "{%s}commandline" % QEMU_NS)
-    for arg in ("-drive", "file=%s,if=none,id=nvme0,format=raw" % disk,
+    for arg in ("-drive", nvme_drive(disk),
                 # a fixed slot on the root complex: left to QEMU it takes slot 1, which libvirt
                 # gives to its first PCIe root port, and QEMU refuses to start
                 "-device", "nvme,serial=%s,drive=nvme0,bus=pcie.0,addr=0x10" % disk_serial):

@@ -49,7 +49,7 @@ def test_secure_boot_off_is_the_plain_firmware_with_the_empty_variable_store():
 def test_the_nvme_disk_is_qemu_arguments_with_the_serial_the_root_device_hints_use():
     tree = ET.fromstring(_xml(disk_serial="GPUFLEET0042"))
     args = [arg.get("value") for arg in tree.find(Q + "commandline").findall(Q + "arg")]
-    assert args[0:2] == ["-drive", "file=/srv/m1/nvme0.raw,if=none,id=nvme0,format=raw"]
+    assert args[0:2] == ["-drive", "file=/srv/m1/nvme0.raw,if=none,id=nvme0,format=raw,cache=unsafe"]
     assert args[2] == "-device"
     options = args[3].split(",")
     assert options[0] == "nvme" and "serial=GPUFLEET0042" in options and "drive=nvme0" in options

@@ -19,6 +19,13 @@ def test_secure_boot_firmware_runs_with_smm_and_a_secure_variable_flash(tmp_path
     assert _after(argv, "-accel") == ["tcg"]
 
 
+def test_the_scratch_nvme_disk_drops_the_guests_flushes(tmp_path):
+    # the same disk as the libvirt domain's (test_domain.py): a flush on a busy host must not
+    # outlast the guest NVMe driver's command timeout
+    drives = _after(qemu.Machine(str(tmp_path)).argv(), "-drive")
+    assert drives[2] == "file=%s/nvme0.raw,if=none,id=nvme0,format=raw,cache=unsafe" % tmp_path
+
+
 def test_the_variable_store_is_a_copy_of_the_template_with_microsofts_keys(tmp_path):
     machine = qemu.Machine(str(tmp_path / "m"))
     assert machine.vars_template == "/usr/share/OVMF/OVMF_VARS_4M.ms.fd"
