@@ -5,7 +5,10 @@
 - In band, on the booted node: the firmware's global variables ``SecureBoot`` and
   ``SetupMode`` (efivarfs files ``<name>-8be4df61-93ca-11d2-aa0d-00e098032b8c``: four bytes of
   attributes, then one data byte; 1/0 is enforcing with keys enrolled) and the kernel's own line
-  (``secureboot: Secure boot enabled`` or ``... disabled``).
+  (``secureboot: Secure boot enabled`` or ``... disabled``). On a node up for long the kernel's
+  ring buffer may have dropped that line; then the kernel's lockdown (``/sys/kernel/security/
+  lockdown``), which Debian's and Ubuntu's kernels switch to ``integrity`` when they boot under
+  Secure Boot, is its reading instead.
 - Out of band, from the BMC: Redfish ``Systems/<id>/SecureBoot`` (``SecureBootEnable``,
   ``SecureBootCurrentBoot``, ``SecureBootMode``; read by redfish/secure_boot.py).
 
@@ -26,12 +29,15 @@ import re
 from ansible_collections.gpufleet.baremetal.plugins.module_utils.errors import GpufleetError
 
 __all__ = ["EFI_GLOBAL", "VARIABLES", "KERNEL_LINE", "SecureBootError", "efivar_value", "slurped", "hex_variables",
-           "node_state", "bmc_reasons", "node_reasons", "verdict"]
+           "lockdown_mode", "node_state", "bmc_reasons", "node_reasons", "verdict"]
 
 EFI_GLOBAL = "8be4df61-93ca-11d2-aa0d-00e098032b8c"
 VARIABLES = ("SecureBoot", "SetupMode")
 # Linux prints one of these at boot (arch/x86/kernel/setup.c, "secureboot: ...").
 KERNEL_LINE = re.compile(r"Secure boot (enabled|disabled|could not be determined)")
+LOCKDOWN_PATH = "/sys/kernel/security/lockdown"
+# the kernel refuses unsigned modules and kexec images in these (security/lockdown/lockdown.c)
+LOCKED_DOWN = ("integrity", "confidentiality")
 # UserMode and DeployedMode enforce with keys enrolled; SetupMode and AuditMode do not enforce.
 ENFORCING_MODES = ("UserMode", "DeployedMode")
 _FIX = ("fix: turn Secure Boot on in the node's firmware with the platform's default keys (Redfish "
@@ -81,11 +87,27 @@ def hex_variables(text):
     return found
 
 
-def node_state(variables, kernel_log):
+def lockdown_mode(content):
+    """The selected mode of ``/sys/kernel/security/lockdown`` (``none [integrity] confidentiality``),
+    from its text or slurp's base64; None when it was not read or shows no selected mode."""
+    if content is None:
+        return None
+    if "[" not in content:  # base64, as slurp returns it
+        try:
+            content = base64.b64decode(content, validate=True).decode("ascii", "replace")
+        except (binascii.Error, ValueError):
+            return None
+    found = re.findall(r"\[([a-z]+)\]", content)
+    return found[0] if len(found) == 1 else None
+
+
+def node_state(variables, kernel_log, lockdown=None):
     """The node's reading: ``variables`` {name: content, or None when the file is missing} for
-    SecureBoot and SetupMode, ``kernel_log`` the kernel's messages of this boot.
-    -> {"SecureBoot": int or None, "SetupMode": int or None, "kernel": "enabled"|...|None, "errors": [...]}"""
-    state = {"errors": []}
+    SecureBoot and SetupMode, ``kernel_log`` the kernel's messages of this boot, ``lockdown`` the
+    content of LOCKDOWN_PATH (None: not read).
+    -> {"SecureBoot": int or None, "SetupMode": int or None, "kernel": "enabled"|...|None,
+        "lockdown": mode or None, "errors": [...]}"""
+    state = {"errors": [], "lockdown": lockdown_mode(lockdown)}
     for name in VARIABLES:
         content = variables.get(name)
         state[name] = None
@@ -111,7 +133,12 @@ def node_reasons(state):
         reasons.append("the firmware is in setup mode (SetupMode=%d: no platform key, nothing is verified)"
                        % state["SetupMode"])
     if state.get("kernel") is None:
-        reasons.append("the kernel log of this boot has no 'Secure boot ...' line")
+        # the boot line has rotated out of the ring buffer on a long-up node: the lockdown the
+        # kernel entered at that boot still says what it enforces
+        if state.get("lockdown") not in LOCKED_DOWN:
+            reasons.append("the kernel log of this boot has no 'Secure boot ...' line and the kernel's lockdown "
+                           "(%s) is %s, not %s" % (LOCKDOWN_PATH, state.get("lockdown") or "unreadable",
+                                                   " or ".join(LOCKED_DOWN)))
     elif state["kernel"] != "enabled":
         reasons.append("the kernel says 'Secure boot %s'" % state["kernel"])
     return reasons
@@ -137,10 +164,10 @@ def _shown(value):
     return "null" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
 
 
-def verdict(bmc_facts, node, variables, kernel_log):
+def verdict(bmc_facts, node, variables, kernel_log, lockdown=None):
     """Whether ``node``, which requires Secure Boot, may join.
     -> {"passed", "reasons", "node_state", "bmc", "msg"}; ``passed`` only when both readings say enforcing."""
-    state = node_state(variables, kernel_log)
+    state = node_state(variables, kernel_log, lockdown)
     reasons = ["BMC: %s" % r for r in bmc_reasons(bmc_facts)] + ["node: %s" % r for r in node_reasons(state)]
     if reasons:
         msg = ("Node %s is refused before it joins: Secure Boot is required and not enforcing: %s; %s."

@@ -238,6 +238,7 @@ def test_the_golden_image_is_written_booted_and_configured_through_the_bringup_t
     node = _on_node(brought_up, {
         "hostname": "hostname", "hosts": "cat /etc/hosts", "release": "cat /etc/gpufleet/image-release",
         "root": "findmnt -n -b -o SOURCE,SIZE /", "ssh": "ls /etc/ssh", "kernel": "dmesg | grep secureboot:",
+        "lockdown": "cat /sys/kernel/security/lockdown",
         "secure_boot": "for v in SecureBoot SetupMode; do printf '%s=' $v; "
                        "od -An -tx1 /sys/firmware/efi/efivars/$v-8be4df61-93ca-11d2-aa0d-00e098032b8c | tr -d ' \\n'; "
                        "echo; done",
@@ -262,6 +263,10 @@ def test_the_golden_image_is_written_booted_and_configured_through_the_bringup_t
     # the running golden OS: SecureBoot=1, SetupMode=0, and its kernel says so
     state = secure_boot.node_state(secure_boot.hex_variables(node["secure_boot"]), node["kernel"])
     assert secure_boot.node_reasons(state) == [], (node["secure_boot"], node["kernel"])
+    # its kernel locked itself down at that boot: the reading that stands in once the boot line
+    # has left the ring buffer (a node up for long) passes on its own
+    long_up = secure_boot.node_state(secure_boot.hex_variables(node["secure_boot"]), "", node["lockdown"])
+    assert long_up["lockdown"] == "integrity" and secure_boot.node_reasons(long_up) == [], node["lockdown"]
 
 
 def test_the_machine_passes_the_gate_joins_slurm_and_runs_a_job(brought_up):

@@ -35,3 +35,15 @@ def test_a_node_without_efivars_is_refused_with_the_reason():
     assert got["passed"] is False
     assert got["msg"].startswith("Node machine1 is refused before it joins")
     assert "offers no Redfish SecureBoot resource" in got["msg"] and "SecureBoot-8be4df61" in got["msg"]
+
+
+LONG_EXPR = "{{ bmc | gpufleet.baremetal.secure_boot_verdict('machine1', vars.results, log, lockdown) }}"
+
+
+def test_a_long_up_node_passes_on_its_slurped_lockdown_and_a_failed_read_refuses():
+    common = dict(bmc=BMC, vars=_slurp("BgAAAAE=", "BgAAAAA="), log="[864000.1] eth0: link up")
+    render = lambda **v: Templar(loader=DataLoader(), variables=dict(common, **v)).template(trust_as_template(LONG_EXPR))
+    locked = {"content": "bm9uZSBbaW50ZWdyaXR5XSBjb25maWRlbnRpYWxpdHkK", "encoding": "base64"}
+    assert render(lockdown=locked)["passed"] is True
+    got = render(lockdown={"failed": True, "msg": "file not found: /sys/kernel/security/lockdown"})
+    assert got["passed"] is False and "lockdown (/sys/kernel/security/lockdown) is unreadable" in got["msg"]

@@ -29,7 +29,7 @@ def _vars(case):
 def test_an_enforcing_boot_passes_when_the_bmc_agrees():
     got = sb.verdict(ENFORCING_BMC, "machine1", _vars("efivars-enforcing"), KERNEL_ON)
     assert got["passed"] and got["reasons"] == []
-    assert got["node_state"] == {"SecureBoot": 1, "SetupMode": 0, "kernel": "enabled", "errors": []}
+    assert got["node_state"] == {"SecureBoot": 1, "SetupMode": 0, "kernel": "enabled", "lockdown": None, "errors": []}
     assert "enforcing on machine1" in got["msg"]
 
 
@@ -84,7 +84,7 @@ def test_the_raw_efivar_bytes_are_read_too():
 def _playbook_efivar_paths():
     with open(os.path.join(ROOT, "playbooks", "tasks", "secure_boot.yml")) as handle:
         tasks = yaml.safe_load(handle)
-    return [task["loop"] for task in tasks if "ansible.builtin.slurp" in task][0]
+    return [task["loop"] for task in tasks if "ansible.builtin.slurp" in task and "loop" in task][0]
 
 
 def test_slurp_results_become_variables_and_a_failed_read_is_missing():
@@ -130,3 +130,39 @@ def test_the_installers_console_of_a_boot_with_secure_boot_off_is_refused():
 def test_a_console_line_with_a_missing_or_malformed_variable_reads_as_such(text, expected):
     assert sb.hex_variables(text) == expected
     assert not sb.verdict(ENFORCING_BMC, "n1", sb.hex_variables(text), KERNEL_ON)["passed"]
+
+
+LOCKED = "none [integrity] confidentiality\n"
+NOT_LOCKED = "[none] integrity confidentiality\n"
+LONG_UP_LOG = "[864000.123456] eth0: link up\n"   # the boot line has left the ring buffer
+
+
+@pytest.mark.parametrize("content, mode", [
+    (LOCKED, "integrity"),
+    (base64.b64encode(LOCKED.encode()).decode(), "integrity"),   # as slurp returns it
+    ("none integrity [confidentiality]", "confidentiality"),
+    (NOT_LOCKED, "none"),
+    (None, None), ("", None), ("not base64 !", None), ("[none] [integrity]", None),
+])
+def test_the_lockdown_mode_is_the_one_selected(content, mode):
+    assert sb.lockdown_mode(content) == mode
+
+
+def test_a_long_up_node_whose_boot_line_rotated_out_passes_on_its_lockdown():
+    got = sb.verdict(ENFORCING_BMC, "n1", _vars("efivars-enforcing"), LONG_UP_LOG,
+                     base64.b64encode(LOCKED.encode()).decode())
+    assert got["passed"], got["msg"]
+    assert got["node_state"]["kernel"] is None and got["node_state"]["lockdown"] == "integrity"
+
+
+@pytest.mark.parametrize("lockdown, shown", [(NOT_LOCKED, "is none"), (None, "is unreadable")])
+def test_without_the_boot_line_a_kernel_not_locked_down_is_refused(lockdown, shown):
+    got = sb.verdict(ENFORCING_BMC, "n1", _vars("efivars-enforcing"), LONG_UP_LOG, lockdown)
+    assert not got["passed"]
+    assert got["reasons"] == ["node: the kernel log of this boot has no 'Secure boot ...' line and the kernel's "
+                              "lockdown (/sys/kernel/security/lockdown) %s, not integrity or confidentiality" % shown]
+
+
+def test_the_boot_line_wins_over_the_lockdown():
+    got = sb.verdict(ENFORCING_BMC, "n1", _vars("efivars-enforcing"), KERNEL_OFF, LOCKED)
+    assert not got["passed"] and got["reasons"] == ["node: the kernel says 'Secure boot disabled'"]
