@@ -117,7 +117,7 @@ def register(parser):
     fault = sub.add_parser("fault", help="inject a hardware fault into a node's model")
     fault.add_argument("node")
     fault.add_argument("type", help="missing_gpu, faulty_gpu, xid, degraded_nvlink, slow_hca, ecc, thermal_slowdown, "
-                                    "ecc_under_load, bmc_critical")
+                                    "ecc_under_load, fabric_down, bmc_critical")
     fault.add_argument("--param", action="append",
                        help="fault parameter key=value (e.g. gpu=3; a GPU's fault without gpu= hits GPU 0)")
     fault.set_defaults(func=cmd_fault)

@@ -16,6 +16,7 @@ import time
 import requests
 import yaml
 
+from lab.hwsim.simtools.model import FAULT_TYPES as HWSIM_FAULT_TYPES
 from lab.twin import boottime, powersave
 from lab.twin import secrets as lab_secrets
 from lab.twin.docker import Docker
@@ -24,13 +25,14 @@ from lab.twin.errors import LabError
 __all__ = ["up", "down", "status", "publish_image", "inject_fault", "clear_faults", "FAULT_TYPES"]
 
 LAB_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FAULT_TYPES = ("missing_gpu", "faulty_gpu", "xid", "degraded_nvlink", "slow_hca", "ecc", "thermal_slowdown",
-               "ecc_under_load", "bmc_critical")
 # a BMC-side fault: the node's BMC reports system health Critical (lab/bmc/layer.py); the node
 # itself is untouched
 BMC_FAULTS = ("bmc_critical",)
+# the node-side faults are the hardware model's own (one list for the shims and this command)
+FAULT_TYPES = HWSIM_FAULT_TYPES + BMC_FAULTS
 # faults of one GPU: `gpu` (index) defaults to 0, as the xid shim's does
-GPU_FAULTS = ("missing_gpu", "faulty_gpu", "xid", "degraded_nvlink", "ecc", "thermal_slowdown", "ecc_under_load")
+GPU_FAULTS = ("missing_gpu", "faulty_gpu", "xid", "degraded_nvlink", "ecc", "thermal_slowdown", "ecc_under_load",
+              "fabric_down")
 
 
 def _write_yaml(path, data):

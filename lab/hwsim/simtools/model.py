@@ -29,7 +29,7 @@ DEFAULTS = {
 }
 
 FAULT_TYPES = ("missing_gpu", "faulty_gpu", "xid", "degraded_nvlink", "slow_hca", "ecc", "thermal_slowdown",
-               "ecc_under_load")
+               "ecc_under_load", "fabric_down")
 # What the node has lived through since its model was written (a driver load): seconds of
 # gpu-burn and all_reduce_perf runs. The cumulative clock-event counters and the ECC errors a
 # GPU gains under load are computed from it. A new model (other faults) starts it afresh.
@@ -139,6 +139,15 @@ class Model(object):
         if self.thermal_share(index):
             return 0x8 | 0x20 | 0x40, 1095  # HW slowdown + SW and HW thermal slowdown
         return 0x4, LOADED_SM_MHZ  # SW power cap
+
+    def fabric(self, index):
+        """(State, Status) of GPU ``index``'s NVLink fabric registration. A fabric_down fault
+        defaults to ("In Progress", "N/A"): what a GPU shows while it waits for a fabric manager
+        that is not running (NVIDIA's Fabric Manager guide, as quoted in siderolabs/extensions#717)."""
+        for fault in self.faults("fabric_down"):
+            if fault.get("gpu") == index:
+                return fault.get("state", "In Progress"), fault.get("status", "N/A")
+        return "Completed", "Success"
 
     def faults(self, kind):
         return [f for f in self.data["faults"] if f.get("type") == kind]

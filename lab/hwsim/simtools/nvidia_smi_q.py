@@ -70,7 +70,8 @@ def _clock(model, index):
 
 
 def _fabric(model, index):
-    return [_line(1, "Fabric"), _line(2, "State", "Completed"), _line(2, "Status", "Success"),
+    state, status = model.fabric(index)
+    return [_line(1, "Fabric"), _line(2, "State", state), _line(2, "Status", status),
             _line(2, "CliqueId", "0"), _line(2, "ClusterUUID", "00000000-0000-0000-0000-000000000000"),
             _line(2, "Health"), _line(3, "Bandwidth", "N/A")]
 

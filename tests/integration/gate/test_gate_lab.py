@@ -62,6 +62,9 @@ SCENARIOS = [
      "expect": ("gpu", "clock_events", "during gpu-burn GPU3: HW slowdown")},
     {"name": "ecc_under_load", "faults": [{"type": "ecc_under_load", "gpu": 2, "uncorrected": 1}],
      "expect": ("soak", "soak_errors", "offending: GPU2 (uncorrectable ECC errors gained")},
+    # one GPU still waiting for a fabric manager: the node cannot run CUDA work on it
+    {"name": "fabric_down", "faults": [{"type": "fabric_down", "gpu": 5}],
+     "expect": ("nvlink", "nvswitch_fabric", "not in the fabric: GPU5 In Progress/N/A")},
 ]
 
 

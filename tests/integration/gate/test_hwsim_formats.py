@@ -109,6 +109,15 @@ def test_clock_events_and_errors_under_load(tmp_path):
     assert {(g.fabric_state, g.fabric_status) for g in full.gpus} == {("Completed", "Success")}
 
 
+def test_a_fabric_down_gpu_shows_its_registration_unfinished_in_the_full_report(tmp_path):
+    path = model(tmp_path, faults=[{"type": "fabric_down", "gpu": 5},
+                                   {"type": "fabric_down", "gpu": 6, "state": "Completed", "status": "Failure"}])
+    full = dict(("GPU%d" % g.index, (g.fabric_state, g.fabric_status))
+                for g in parse_nvidia_smi_q(shim(path, "nvidia-smi", "-q")).gpus)
+    assert full.pop("GPU5") == ("In Progress", None) and full.pop("GPU6") == ("Completed", "Failure")
+    assert set(full.values()) == {("Completed", "Success")}
+
+
 def test_driver_580_models_print_the_cumulative_counters(tmp_path):
     path = model(tmp_path, faults=[{"type": "thermal_slowdown", "gpu": 3}])
     data = json.loads(open(path).read())

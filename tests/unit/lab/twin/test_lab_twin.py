@@ -260,6 +260,22 @@ def test_a_gpu_fault_without_an_index_hits_gpu_0(cfg):
         lab_mod.inject_fault(cfg, "lab-r1n3", "ecc", gpu="two")
 
 
+def test_a_fabric_down_fault_holds_one_gpus_fabric_registration_and_the_cli_offers_every_fault(cfg):
+    import argparse
+
+    from lab import cli
+    from lab.hwsim.simtools.model import Model
+    lab_mod.write_models(cfg)
+    model = lab_mod.inject_fault(cfg, "lab-r1n3", "fabric_down", gpu=5)
+    assert model["faults"] == [{"gpu": 5, "type": "fabric_down"}]
+    assert Model(model).fabric(5) == ("In Progress", "N/A") and Model(model).fabric(4) == ("Completed", "Success")
+    parser = argparse.ArgumentParser()
+    cli.register(parser)
+    actions = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    fault_help = next(a.help for a in actions.choices["fault"]._actions if a.dest == "type")
+    assert [t.strip() for t in fault_help.split(",")] == list(lab_mod.FAULT_TYPES)
+
+
 class SlowImportDocker:
     """Docker whose ``import`` takes a while, as a 140 MB rootfs does."""
 
