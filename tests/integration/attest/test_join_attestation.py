@@ -62,8 +62,9 @@ class Site:
             (self.root / name).write_bytes(data)
         return str(self.root / name)
 
-    def join(self, tpm=None, check=False, event_log="boot.bin", reenroll_reason=None):
-        """ansible-playbook of the attestation step against ``tpm`` (default: the node's own)."""
+    def join(self, tpm=None, check=False, event_log="boot.bin", reenroll_reason=None, ak_algorithm="ecc"):
+        """ansible-playbook of the attestation step against ``tpm`` (default: the node's own); an ECC
+        AK unless told otherwise (an RSA AK costs swtpm seconds on a busy machine)."""
         local = {"ansible_connection": "local", "ansible_python_interpreter": "{{ ansible_playbook_python }}"}
         inventory = {"all": {"hosts": {"localhost": local}, "children": {"nodes": {"hosts": {NODE: local}}}}}
         extra = {"gpufleet_attest_tasks": TASKS, "gpufleet_cli": GPUFLEET, "gpufleet_ledger": self.ledger,
@@ -71,10 +72,10 @@ class Site:
                  "gpufleet_attest_references": self.path("refs.json"), "gpufleet_image_public_key": self.path("image.pub"),
                  "gpufleet_image_version": "2026.05.1", "gpufleet_firmware_version": "1.4.2",
                  "gpufleet_tpm_tcti": "swtpm:host=127.0.0.1,port=%d" % (tpm or self.tpm).port,
-                 "gpufleet_attest_ak_algorithm": "ecc",
+                 "gpufleet_attest_ak_algorithm": ak_algorithm,
                  "gpufleet_attest_event_log": True, "gpufleet_attest_event_log_path": self.path(event_log)}
         if reenroll_reason:
-            extra["gpufleet_attest_reenroll_reason"] = reenroll_reason  # an RSA AK costs swtpm seconds on a busy machine
+            extra["gpufleet_attest_reenroll_reason"] = reenroll_reason
         self.path("inventory.json", json.dumps(inventory).encode())
         # TMPDIR: the work folders on the "node" and the controller, checked empty afterwards
         env = dict(os.environ, PATH=VENV_BIN + os.pathsep + os.environ["PATH"], TMPDIR=self.tmp,

@@ -106,17 +106,25 @@ def kill_slurmd(node):
     return docker("exec", "gpufleet-lab-" + node, "pkill", "-KILL", "-x", "slurmd")
 
 
+# a client's read that reached no answer from slurmctld (busy, or still starting after a restart)
+_NO_ANSWER = ("Socket timed out", "Unable to contact slurm controller")
+
+
 def _slurm(*command, answer_within=90):
-    """stdout of a Slurm client command on the controller container, once slurmctld answers
-    (a case may just have restarted it). A controller that does not answer, or a command that
-    fails, fails the test: an empty answer is never read as "no reservations" or "no nodes"."""
+    """stdout of a read-only Slurm client command on the controller container, once slurmctld
+    answers it (a case may just have restarted it; a busy host can time out a read right after
+    a ping). Only "no answer" is asked again, until ``answer_within``; a controller that never
+    answers, or a command that fails otherwise, fails the test: an empty answer is never read as
+    "no reservations" or "no nodes"."""
     deadline = time.time() + answer_within
-    while docker("exec", SLURMCTLD, "scontrol", "ping").returncode != 0:
-        assert time.time() < deadline, "slurmctld did not answer within %d s" % answer_within
+    while True:
+        if docker("exec", SLURMCTLD, "scontrol", "ping").returncode == 0:
+            proc = docker("exec", SLURMCTLD, *command)
+            if proc.returncode == 0:
+                return proc.stdout
+            assert any(text in proc.stderr for text in _NO_ANSWER), (command, proc.stdout, proc.stderr)
+        assert time.time() < deadline, "slurmctld did not answer %s within %d s" % (" ".join(command), answer_within)
         time.sleep(1)
-    proc = docker("exec", SLURMCTLD, *command)
-    assert proc.returncode == 0, (command, proc.stdout, proc.stderr)
-    return proc.stdout
 
 
 def reservations():
