@@ -11,8 +11,9 @@ COLLECTION_LINK := build/collections/ansible_collections/gpufleet/baremetal
 .DEFAULT_GOAL := help
 .PHONY: help host venv collection demo test test-unit base-image build-collection clean
 
-# `make test` workers (pytest-xdist): the lab's scenarios run on one, the rest on the other
-# (groups: tests/conftest.py). TEST_WORKERS=0 runs everything in one process, as before.
+# `make test` workers (pytest-xdist): the lab's scenarios run on one, the machine node on the
+# other, the rest wherever a worker is free (groups: tests/conftest.py).
+# TEST_WORKERS=0 runs everything in one process.
 TEST_WORKERS ?= 2
 
 # The README's main command. Each area's mk file may set DEMO_TARGET; the lab's wins.

@@ -58,6 +58,25 @@ def xdist_group_of(nodeid):
     return path
 
 
+# The order groups are handed to the workers: the longest first (the lab on one worker, the
+# machine node on the other), then Molecule, the other integration files and sanity, and the
+# unit files last, short enough to fill whichever worker frees first. xdist's own order (most
+# tests first) started the machine node a quarter of the way into the run, and a long group
+# started late ends after the others.
+GROUP_ORDER = ("lab", "machine", "molecule", "tests/integration/", "tests/sanity/", "tests/unit/")
+
+
+def group_rank(nodeid):
+    """Where a test's group comes in `make test`'s order (GROUP_ORDER); lower starts first."""
+    group = xdist_group_of(nodeid)
+    return next((rank for rank, prefix in enumerate(GROUP_ORDER) if group.startswith(prefix)), len(GROUP_ORDER))
+
+
+def pytest_collection_modifyitems(items):
+    # a stable sort: the lab's tests keep their file order (its scenarios build on each other's state)
+    items.sort(key=lambda item: group_rank(item.nodeid))
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_xdist_make_scheduler(config, log):
     from xdist.scheduler import LoadScopeScheduling
@@ -66,6 +85,7 @@ def pytest_xdist_make_scheduler(config, log):
         def _split_scope(self, nodeid):
             return xdist_group_of(nodeid)
 
+    config.option.loadscopereorder = False   # hand groups out in collection order (above)
     return GroupScheduling(config, log)
 
 

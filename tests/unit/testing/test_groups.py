@@ -19,3 +19,20 @@ from tests.conftest import budget_group_of, xdist_group_of
 def test_each_test_has_one_worker_group_and_one_budget_group(nodeid, worker_group, budget_group):
     assert xdist_group_of(nodeid) == worker_group
     assert budget_group_of(nodeid) == budget_group
+
+
+def test_groups_are_handed_out_longest_first_and_the_lab_keeps_its_file_order():
+    from tests.conftest import group_rank
+    ids = ["tests/unit/gpufleet/deploy/test_write.py::test_x", "tests/sanity/test_collection.py::test_x",
+           "tests/integration/attest/test_join_attestation.py::test_x",
+           "tests/integration/controller/test_controller_lab.py::test_b",
+           "tests/integration/machine/test_golden_machine.py::test_x",
+           "tests/integration/roles/test_molecule.py::test_x[node_identity]",
+           "tests/integration/controller/test_controller_lab.py::test_a", "tests/integration/lab/test_awx_slices.py::test_x"]
+    assert sorted(ids, key=group_rank) == [
+        "tests/integration/controller/test_controller_lab.py::test_b",
+        "tests/integration/controller/test_controller_lab.py::test_a", "tests/integration/lab/test_awx_slices.py::test_x",
+        "tests/integration/machine/test_golden_machine.py::test_x",
+        "tests/integration/roles/test_molecule.py::test_x[node_identity]",
+        "tests/integration/attest/test_join_attestation.py::test_x", "tests/sanity/test_collection.py::test_x",
+        "tests/unit/gpufleet/deploy/test_write.py::test_x"]
