@@ -1,7 +1,7 @@
 """How `make test` splits its tests: the worker groups and the time-budget groups (tests/conftest.py)."""
 import pytest
 
-from tests.conftest import budget_group_of, xdist_group_of
+from tests.conftest import budget_group_of, group_rank, xdist_group_of
 
 
 @pytest.mark.parametrize("nodeid, worker_group, budget_group", [
@@ -22,7 +22,6 @@ def test_each_test_has_one_worker_group_and_one_budget_group(nodeid, worker_grou
 
 
 def test_groups_are_handed_out_longest_first_and_the_lab_keeps_its_file_order():
-    from tests.conftest import group_rank
     ids = ["tests/unit/gpufleet/deploy/test_write.py::test_x", "tests/sanity/test_collection.py::test_x",
            "tests/integration/attest/test_join_attestation.py::test_x",
            "tests/integration/controller/test_controller_lab.py::test_b",
